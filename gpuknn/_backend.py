@@ -1,0 +1,206 @@
+"""Array-namespace rules shared by every module.
+
+* Inputs decide the namespace: :func:`array_namespace` of the arrays passed in.
+  Results go back in that namespace and on that device.
+* Only loaders and the CLI choose a device, through :func:`resolve_device`.
+* CuPy is imported lazily, never when ``gpuknn`` is imported.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import array_api_compat
+from array_api_compat import (
+    is_cupy_namespace,
+    is_numpy_namespace,
+    is_torch_namespace,
+)
+
+from .errors import DeviceUnavailableError, InvalidInputError
+
+__all__ = [
+    "array_namespace",
+    "resolve_device",
+    "to_numpy",
+    "from_numpy",
+    "device_of",
+    "is_numpy_namespace",
+    "is_cupy_namespace",
+    "is_torch_namespace",
+    "validate_matrix",
+    "float_dtype",
+    "default_working_memory",
+    "is_out_of_memory",
+]
+
+_CPU_WORKING_MEMORY = 1 << 30  # 1 GiB: a few tiles of a 10k x 60k problem on a 24 GiB machine
+
+
+def array_namespace(*arrays: Any) -> Any:
+    """Return the (compat-wrapped) namespace of ``arrays``; plain Python/NumPy input -> NumPy.
+
+    ``None`` and Python scalars are ignored. Lists and tuples count as NumPy input.
+    """
+    arrs = [a for a in arrays if a is not None and not isinstance(a, (int, float, bool, str, list, tuple))]
+    if not arrs:
+        return array_api_compat.numpy
+    return array_api_compat.array_namespace(*arrs)
+
+
+def device_of(x: Any) -> Any:
+    """Device of array ``x`` (array-API ``device()``)."""
+    return array_api_compat.device(x)
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """Copy/convert an array of any supported namespace to a host NumPy array."""
+    if isinstance(x, np.ndarray):
+        return x
+    if array_api_compat.is_cupy_array(x):
+        return x.get()
+    if array_api_compat.is_torch_array(x):
+        return x.detach().cpu().numpy()
+    if isinstance(x, (list, tuple, int, float, np.generic)):
+        return np.asarray(x)
+    try:
+        return np.from_dlpack(x)
+    except (TypeError, RuntimeError, BufferError, AttributeError):
+        return np.asarray(x)
+
+
+def from_numpy(a: Any, xp: Any, *, device: Any = None) -> Any:
+    """Put host data ``a`` into namespace ``xp`` (on ``device`` when given)."""
+    a = np.asarray(a)
+    if is_numpy_namespace(xp):
+        return a
+    if device is None:
+        return xp.asarray(a)
+    return xp.asarray(a, device=device)
+
+
+def resolve_device(device: str = "auto") -> Any:
+    """Map ``"auto" | "cpu" | "gpu"`` to an array namespace (for loaders and the CLI only).
+
+    ``auto`` is CuPy when it imports and ``cupy.is_available()``; NumPy otherwise. The
+    environment variable ``GPUKNN_DEVICE`` overrides the argument.
+
+    Raises
+    ------
+    DeviceUnavailableError
+        ``"gpu"`` was asked for and CuPy or a CUDA device is missing.
+    InvalidInputError
+        Any other value.
+    """
+    device = os.environ.get("GPUKNN_DEVICE", device) or "auto"
+    device = device.strip().lower()
+    if device not in ("auto", "cpu", "gpu"):
+        raise InvalidInputError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
+    if device == "cpu":
+        return array_api_compat.numpy
+    cp = _import_cupy()
+    if cp is not None:
+        return array_api_compat.array_namespace(cp.empty(1))
+    if device == "gpu":
+        raise DeviceUnavailableError(
+            "device='gpu' needs CuPy and a CUDA device (pip install cupy-cuda12x); none found"
+        )
+    return array_api_compat.numpy
+
+
+def _import_cupy():
+    try:
+        import cupy  # noqa: PLC0415 - lazily, never at import gpuknn
+    except Exception:  # ImportError, or a broken CUDA install raising at import
+        return None
+    try:
+        return cupy if cupy.is_available() else None
+    except Exception:
+        return None
+
+
+def float_dtype(X: Any, xp: Any, dtype: Any = None) -> Any:
+    """The float dtype to compute in: ``dtype`` if given, X's own if floating, else float64."""
+    if dtype is not None:
+        return _dtype_from(dtype, xp)
+    if xp.isdtype(X.dtype, "real floating"):
+        return X.dtype
+    return xp.float64
+
+
+def _dtype_from(dtype: Any, xp: Any) -> Any:
+    if isinstance(dtype, str):
+        if dtype not in ("float32", "float64"):
+            raise InvalidInputError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+        return getattr(xp, dtype)
+    return dtype
+
+
+def validate_matrix(
+    X: Any,
+    xp: Any,
+    *,
+    name: str = "X",
+    dtype: Any = None,
+    ndim: int = 2,
+    allow_empty: bool = False,
+    check_finite: bool = True,
+) -> Any:
+    """Check a data matrix and return it as a floating array of ``xp``.
+
+    Raises :class:`InvalidInputError` (no partial result) for a wrong ndim, an empty array,
+    a non-numeric dtype or non-finite values; the message names the offending rows.
+    """
+    if isinstance(X, (list, tuple)) or not hasattr(X, "shape"):
+        X = from_numpy(np.asarray(X), xp)
+    if X.ndim != ndim:
+        raise InvalidInputError(f"{name} must be {ndim}-D, got shape {tuple(X.shape)}")
+    if not allow_empty and any(s == 0 for s in X.shape):
+        raise InvalidInputError(f"{name} is empty (shape {tuple(X.shape)})")
+    if not (xp.isdtype(X.dtype, "numeric") or xp.isdtype(X.dtype, "bool")):
+        raise InvalidInputError(f"{name} must be numeric, got dtype {X.dtype}")
+    target = float_dtype(X, xp, dtype)
+    if X.dtype != target:
+        X = xp.astype(X, target)
+    if check_finite and X.size:
+        finite = xp.isfinite(X)
+        if not bool(xp.all(finite)):
+            bad = finite if ndim == 1 else xp.all(finite, axis=tuple(range(1, ndim)))
+            rows = to_numpy(xp.nonzero(~bad)[0])
+            shown = ", ".join(str(int(r)) for r in rows[:10]) + (" ..." if rows.size > 10 else "")
+            raise InvalidInputError(
+                f"{name} contains NaN or infinity in {rows.size} row(s): {shown}"
+            )
+    return X
+
+
+def free_device_memory(xp: Any) -> int | None:
+    """Free bytes on the current CuPy device, or ``None`` for host namespaces."""
+    if is_cupy_namespace(xp):
+        import cupy  # noqa: PLC0415
+
+        free, _total = cupy.cuda.runtime.memGetInfo()
+        # Memory held by CuPy's pool is reusable by us, so count it as free.
+        return int(free + cupy.get_default_memory_pool().free_bytes())
+    return None
+
+
+def default_working_memory(xp: Any) -> int:
+    """Default tile budget in bytes: half the free GPU memory, or 1 GiB on the host."""
+    free = free_device_memory(xp)
+    if free is not None:
+        return max(64 << 20, free // 2)
+    env = os.environ.get("GPUKNN_WORKING_MEMORY")
+    if env:
+        return int(float(env))
+    return _CPU_WORKING_MEMORY
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is an allocation failure worth retrying with a smaller tile."""
+    if isinstance(exc, MemoryError):
+        return True
+    name = type(exc).__name__
+    return "OutOfMemory" in name or "out of memory" in str(exc).lower()

@@ -1,0 +1,64 @@
+"""Shared fixtures: the ``xp`` fixture runs a test on every array backend."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import array_api_compat
+
+_BACKENDS = ["numpy", "array_api_strict", "cupy"]
+
+
+def _cuda_available() -> bool:
+    try:
+        import cupy
+        return bool(cupy.is_available())
+    except Exception:
+        return False
+
+
+@pytest.fixture(params=_BACKENDS)
+def xp(request):
+    """Array namespace under test: numpy, array_api_strict, cupy (skipped without CUDA)."""
+    name = request.param
+    if name == "numpy":
+        return array_api_compat.numpy
+    if name == "array_api_strict":
+        strict = pytest.importorskip("array_api_strict")
+        return strict
+    if not _cuda_available():
+        pytest.skip("cupy backend: no CUDA device")
+    import cupy
+    return array_api_compat.array_namespace(cupy.empty(1))
+
+
+@pytest.fixture
+def to_xp(xp):
+    """Function moving host (NumPy) data into the namespace under test."""
+    from gpuknn._backend import from_numpy
+
+    return lambda a: from_numpy(np.asarray(a), xp)
+
+
+def fashion_mnist_dir() -> Path | None:
+    """Directory holding the real Fashion-MNIST IDX files, or None."""
+    cands = [os.environ.get("GPUKNN_DATA"), "data/fashion-mnist", "/usr/share/datasets/fashion-mnist"]
+    for c in cands:
+        if c and (Path(c) / "train-images-idx3-ubyte.gz").exists() or (
+            c and (Path(c) / "train-images-idx3-ubyte").exists()
+        ):
+            return Path(c)
+    return None
+
+
+@pytest.fixture
+def fashion_dir():
+    d = fashion_mnist_dir()
+    if d is None:
+        pytest.skip(
+            "real Fashion-MNIST not found (apt-get install dataset-fashion-mnist, or set GPUKNN_DATA)"
+        )
+    return d
