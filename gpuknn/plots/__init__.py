@@ -1,0 +1,1 @@
+"""Matplotlib figures from study results (NumPy in, ``Figure`` out; callers save PNGs)."""

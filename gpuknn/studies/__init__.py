@@ -1,0 +1,1 @@
+"""The seed studies as functions returning data (no printing, no files)."""
