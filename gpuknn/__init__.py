@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .classifiers import KNeighborsClassifier
 from .errors import (
     ConvergenceWarning,
     CorruptDataError,
@@ -11,6 +12,9 @@ from .errors import (
     NotFittedError,
 )
 
+from .neighbors import kneighbors, vote_counts, votes_for_many_k
+from .ops.distance import pairwise_distances, pairwise_distances_chunked
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -19,6 +23,12 @@ __all__ = [
     "DataNotFoundError",
     "GpuknnError",
     "InvalidInputError",
+    "KNeighborsClassifier",
     "NotFittedError",
     "__version__",
+    "kneighbors",
+    "pairwise_distances",
+    "pairwise_distances_chunked",
+    "vote_counts",
+    "votes_for_many_k",
 ]

@@ -1,0 +1,5 @@
+"""Neighbour-based classifiers (one module per family)."""
+
+from .knn import KNeighborsClassifier
+
+__all__ = ["KNeighborsClassifier"]

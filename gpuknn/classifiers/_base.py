@@ -1,0 +1,81 @@
+"""Shared plumbing of the neighbour classifiers: label encoding and fitted-data checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
+from ..base import BaseEstimator, check_is_fitted
+from ..errors import InvalidInputError
+
+__all__ = ["NeighborsClassifierMixin", "encode_labels"]
+
+
+def encode_labels(y: Any, n_samples: int, xp: Any) -> tuple[Any, Any]:
+    """Encode labels of any dtype as class indices.
+
+    Returns ``(classes, y_encoded)``: ``classes`` sorted (NumPy's ``unique`` order), in
+    ``xp`` when the labels are numeric and a host NumPy array otherwise (strings, objects);
+    ``y_encoded`` an int64 array of ``xp``. Done on the host: labels are small and
+    string labels cannot live on a GPU.
+    """
+    y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
+    if y_host.ndim != 1:
+        raise InvalidInputError(f"y must be 1-D, got shape {y_host.shape}")
+    if y_host.shape[0] != n_samples:
+        raise InvalidInputError(
+            f"X has {n_samples} samples but y has {y_host.shape[0]} labels"
+        )
+    if y_host.dtype.kind == "f" and not np.all(np.isfinite(y_host)):
+        raise InvalidInputError("y contains NaN or infinity")
+    classes, enc = np.unique(y_host, return_inverse=True)
+    if classes.dtype.kind in "biuf" and not isinstance(y, (list, tuple)):
+        classes = from_numpy(classes, xp)
+    return classes, from_numpy(enc.astype(np.int64), xp)
+
+
+class NeighborsClassifierMixin(BaseEstimator):
+    """fit-time storage and label decoding shared by the kNN-family classifiers."""
+
+    def _fit_data(self, X: Any, y: Any) -> Any:
+        xp = array_namespace(X)
+        X = validate_matrix(X, xp, name="X")
+        self.classes_, self._y = encode_labels(y, X.shape[0], xp)
+        self._fit_X = X
+        self.n_features_in_ = int(X.shape[1])
+        self.n_samples_fit_ = int(X.shape[0])
+        return xp
+
+    def _check_query(self, X: Any) -> tuple[Any, Any]:
+        check_is_fitted(self, "_fit_X")
+        xp = array_namespace(self._fit_X)
+        X = validate_matrix(X, xp, name="X", dtype=self._fit_X.dtype)
+        if X.shape[1] != self.n_features_in_:
+            raise InvalidInputError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
+                f"{self.n_features_in_}"
+            )
+        return X, xp
+
+    def _decode(self, class_index: Any) -> Any:
+        """Class indices -> labels (xp for numeric labels, NumPy for strings)."""
+        if isinstance(self.classes_, np.ndarray) and not _is_numpy_numeric(self.classes_):
+            return self.classes_[to_numpy(class_index)]
+        xp = array_namespace(self.classes_)
+        if isinstance(self.classes_, np.ndarray):
+            return self.classes_[to_numpy(class_index)]
+        return xp.take(self.classes_, class_index)
+
+    def score(self, X: Any, y: Any) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y``."""
+        pred = to_numpy(self.predict(X))
+        y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
+        if y_host.shape[0] != pred.shape[0]:
+            raise InvalidInputError(f"X has {pred.shape[0]} samples but y has {y_host.shape[0]}")
+        return float(np.mean(pred == y_host))
+
+
+def _is_numpy_numeric(a: np.ndarray) -> bool:
+    return a.dtype.kind in "biuf"

@@ -1,0 +1,207 @@
+"""Distances as one matrix product per tile.
+
+Every metric is turned into a *score to maximise* that a single GEMM of prepared rows
+produces, so the hot loop is ``S = Q' @ R'.T`` followed by top-k selection:
+
+==============  ======================================  =====================================
+metric          prepared rows (query / reference)        distance from the score ``s``
+==============  ======================================  =====================================
+sqeuclidean     ``[q, 1]`` / ``[r, -|r|²/2]``            ``max(|q|² - 2 s, 0)``
+euclidean       same                                     ``sqrt(max(|q|² - 2 s, 0))``
+cosine          ``q/|q|`` / ``r/|r|``                    ``clip(1 - s, 0, 2)``
+correlation     ``(q-q̄)/|q-q̄|`` (q̄ = mean of q's own     ``clip(1 - s, 0, 2)``
+                components), same for r
+inner           ``q`` / ``r``                            ``s`` itself (larger = closer)
+==============  ======================================  =====================================
+
+Zero-norm rows (after centring, for correlation) are left as zeros, so their similarity to
+anything is 0 and their cosine/correlation distance is exactly **1** — scikit-learn's
+``cosine_distances`` convention — never NaN.
+
+The augmented column folds ``-|r|²/2`` into the GEMM for the euclidean family, so no extra
+pass over the tile is needed before selection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .._backend import array_namespace, default_working_memory, validate_matrix
+from ..errors import InvalidInputError
+
+__all__ = [
+    "METRICS",
+    "check_metric",
+    "prepare_rows",
+    "scores_to_distances",
+    "pairwise_distances",
+    "pairwise_distances_chunked",
+    "validate_pair",
+]
+
+METRICS = ("euclidean", "sqeuclidean", "cosine", "correlation", "inner")
+
+
+def check_metric(metric: str) -> str:
+    """Return ``metric`` if known, else raise :class:`InvalidInputError`."""
+    if metric not in METRICS:
+        raise InvalidInputError(f"unknown metric {metric!r}; expected one of {METRICS}")
+    return metric
+
+
+@dataclass
+class PreparedRows:
+    """Rows ready for the score GEMM, plus what is needed to turn scores into distances."""
+
+    rows: Any  # (n, d) or (n, d + 1) for the euclidean family
+    sqnorm: Any | None  # (n,) squared norms of the original rows (queries, euclidean family)
+
+
+def _unit_rows(X: Any, xp: Any) -> Any:
+    norms = xp.sqrt(xp.sum(X * X, axis=1, keepdims=True))
+    # Zero rows stay zero (documented distance 1) instead of dividing by zero.
+    safe = xp.where(norms > 0, norms, xp.ones_like(norms))
+    return X / safe
+
+
+def prepare_rows(X: Any, metric: str, *, role: str) -> PreparedRows:
+    """Prepare rows once for :func:`scores` (``role`` is ``"query"`` or ``"reference"``).
+
+    Parameters
+    ----------
+    X : array of shape (n, d), floating, finite
+    metric : str
+        One of :data:`METRICS`.
+    role : {"query", "reference"}
+        The euclidean family augments queries with a column of ones and references with
+        ``-|r|²/2`` so that ``Q' @ R'.T = q·r - |r|²/2``.
+
+    Returns
+    -------
+    PreparedRows
+        ``rows`` of shape (n, d) or (n, d + 1); ``sqnorm`` (n,) for euclidean queries.
+
+    Complexity: O(n d) time, one copy of X.
+    """
+    xp = array_namespace(X)
+    check_metric(metric)
+    if metric in ("euclidean", "sqeuclidean"):
+        sq = xp.sum(X * X, axis=1)
+        if role == "query":
+            extra = xp.ones((X.shape[0], 1), dtype=X.dtype, device=_dev(X))
+            return PreparedRows(xp.concat([X, extra], axis=1), sq)
+        return PreparedRows(xp.concat([X, -0.5 * sq[:, None]], axis=1), None)
+    if metric == "cosine":
+        return PreparedRows(_unit_rows(X, xp), None)
+    if metric == "correlation":
+        centred = X - xp.mean(X, axis=1, keepdims=True)
+        return PreparedRows(_unit_rows(centred, xp), None)
+    return PreparedRows(X, None)  # inner
+
+
+def _dev(x: Any) -> Any:
+    from .._backend import device_of
+
+    return device_of(x)
+
+
+def scores_to_distances(S: Any, metric: str, q_sqnorm: Any = None) -> Any:
+    """Turn scores (any shape ``(rows, m)``) into distances; see the module table.
+
+    ``q_sqnorm`` (rows,) is needed for the euclidean family.
+    """
+    xp = array_namespace(S)
+    if metric in ("euclidean", "sqeuclidean"):
+        d2 = xp.clip(q_sqnorm[:, None] - 2.0 * S, min=0.0)
+        return xp.sqrt(d2) if metric == "euclidean" else d2
+    if metric in ("cosine", "correlation"):
+        return xp.clip(1.0 - S, min=0.0, max=2.0)
+    return S
+
+
+def validate_pair(Q: Any, R: Any, *, names: tuple[str, str] = ("Q", "R"), dtype: Any = None):
+    """Validate two matrices for a distance computation and bring them to one float dtype.
+
+    Returns ``(Q, R, xp)``. Raises :class:`InvalidInputError` on wrong ndim, empty input,
+    non-finite values (naming the rows) or a feature-count mismatch.
+    """
+    xp = array_namespace(Q, R)
+    Q = validate_matrix(Q, xp, name=names[0], dtype=dtype)
+    R = validate_matrix(R, xp, name=names[1], dtype=dtype)
+    if Q.shape[1] != R.shape[1]:
+        raise InvalidInputError(
+            f"{names[0]} has {Q.shape[1]} features but {names[1]} has {R.shape[1]} "
+            f"(shapes {tuple(Q.shape)} and {tuple(R.shape)})"
+        )
+    if Q.dtype != R.dtype:
+        common = xp.result_type(Q.dtype, R.dtype)
+        Q, R = xp.astype(Q, common), xp.astype(R, common)
+    return Q, R, xp
+
+
+def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean") -> Any:
+    """Full distance matrix between the rows of X and Y (Y defaults to X).
+
+    Parameters
+    ----------
+    X : array of shape (n_x, d)
+    Y : array of shape (n_y, d), optional
+    metric : str
+        One of :data:`METRICS` (``inner`` returns the inner products).
+
+    Returns
+    -------
+    D : array of shape (n_x, n_y), in X's namespace.
+
+    Notes
+    -----
+    Materialises the whole matrix: use :func:`pairwise_distances_chunked` for large inputs.
+    Complexity O(n_x n_y d), one GEMM.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pairwise_distances(np.array([[0.0, 0.0], [3.0, 4.0]]))
+    array([[0., 5.],
+           [5., 0.]])
+    """
+    blocks = [D for _, D in pairwise_distances_chunked(X, Y, metric=metric, working_memory=None)]
+    xp = array_namespace(blocks[0])
+    return blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=0)
+
+
+def pairwise_distances_chunked(
+    X: Any, Y: Any = None, *, metric: str = "euclidean", working_memory: int | None = None
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(start_row, D_block)`` row blocks of the X-Y distance matrix.
+
+    Each block has shape ``(rows, n_y)`` and at most ``working_memory`` bytes (at least one
+    row). ``working_memory=None`` uses :func:`gpuknn._backend.default_working_memory`.
+    Rows of X and Y are prepared once; each block is one GEMM.
+    """
+    check_metric(metric)
+    X, Yv, xp = validate_pair(X, X if Y is None else Y, names=("X", "Y"))
+    qp = prepare_rows(X, metric, role="query")
+    rp = prepare_rows(Yv, metric, role="reference")
+    if working_memory is None:
+        working_memory = default_working_memory(xp)
+    itemsize = 8 if X.dtype == xp.float64 else 4
+    rows = max(1, min(X.shape[0], int(working_memory) // max(1, Yv.shape[0] * itemsize * 2)))
+    RT = rp.rows.T
+    for start in range(0, X.shape[0], rows):
+        stop = min(start + rows, X.shape[0])
+        S = qp.rows[start:stop, :] @ RT
+        sq = None if qp.sqnorm is None else qp.sqnorm[start:stop]
+        D = scores_to_distances(S, metric, sq)
+        if Y is None and metric in ("euclidean", "sqeuclidean", "cosine", "correlation"):
+            D = _zero_self(D, start, xp)
+        yield start, D
+
+
+def _zero_self(D: Any, start: int, xp: Any) -> Any:
+    """Exact zeros on the diagonal of a self-distance block (GEMM rounding leaves ~1e-8)."""
+    rows, cols = D.shape
+    r = xp.arange(rows, device=_dev(D))[:, None] + start
+    c = xp.arange(cols, device=_dev(D))[None, :]
+    return xp.where(r == c, xp.zeros_like(D), D)
