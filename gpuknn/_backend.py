@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import array_api_compat
+import array_api_compat.numpy as compat_numpy
 from array_api_compat import (
     is_cupy_namespace,
     is_numpy_namespace,
@@ -46,7 +47,7 @@ def array_namespace(*arrays: Any) -> Any:
     """
     arrs = [a for a in arrays if a is not None and not isinstance(a, (int, float, bool, str, list, tuple))]
     if not arrs:
-        return array_api_compat.numpy
+        return compat_numpy
     return array_api_compat.array_namespace(*arrs)
 
 
@@ -99,7 +100,7 @@ def resolve_device(device: str = "auto") -> Any:
     if device not in ("auto", "cpu", "gpu"):
         raise InvalidInputError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
     if device == "cpu":
-        return array_api_compat.numpy
+        return compat_numpy
     cp = _import_cupy()
     if cp is not None:
         return array_api_compat.array_namespace(cp.empty(1))
@@ -107,7 +108,7 @@ def resolve_device(device: str = "auto") -> Any:
         raise DeviceUnavailableError(
             "device='gpu' needs CuPy and a CUDA device (pip install cupy-cuda12x); none found"
         )
-    return array_api_compat.numpy
+    return compat_numpy
 
 
 def _import_cupy():

@@ -220,10 +220,11 @@ def vote_counts(
     block = max(1, min(n, max_bytes // max(1, per_row)))
     out = []
     for b0 in range(0, n, block):
-        lab = neighbor_labels[b0 : b0 + block, :]
+        b1 = min(b0 + block, n)
+        lab = neighbor_labels[b0:b1, :]
         onehot = xp.astype(lab[:, :, None] == classes[None, None, :], dtype)
         if w is not None:
-            onehot = onehot * w[b0 : b0 + block, :, None]
+            onehot = onehot * w[b0:b1, :, None]
         cum = xp.cumulative_sum(onehot, axis=1)
         out.append(xp.take(cum, k_idx, axis=1))  # (b, len(ks), C)
     counts = out[0] if len(out) == 1 else xp.concat(out, axis=0)

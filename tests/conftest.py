@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import array_api_compat
+import array_api_compat.numpy
 
 _BACKENDS = ["numpy", "array_api_strict", "cupy"]
 

@@ -136,7 +136,7 @@ def _sorted_rows(S: Any, k: int, xp: Any) -> tuple[Any, Any]:
     chunk = max(1, (1 << 24) // max(1, m))
     vals, cols = [], []
     for start in range(0, rows, chunk):
-        block = S[start : start + chunk, :]
+        block = S[start : min(start + chunk, rows), :]
         idx = xp.argsort(-block, axis=1, stable=True)[:, :k]
         vals.append(xp.take_along_axis(block, idx, axis=1))
         cols.append(xp.astype(idx, xp.int64))

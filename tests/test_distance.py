@@ -1,0 +1,68 @@
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+
+from gpuknn import InvalidInputError, pairwise_distances, pairwise_distances_chunked
+from gpuknn._backend import to_numpy
+from gpuknn.ops.distance import METRICS
+
+SCIPY = {"euclidean": "euclidean", "sqeuclidean": "sqeuclidean", "cosine": "cosine",
+         "correlation": "correlation"}
+
+
+@pytest.mark.parametrize("metric", list(SCIPY))
+def test_pairwise_matches_scipy(xp, to_xp, metric):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(13, 6)), rng.normal(size=(9, 6))
+    D = to_numpy(pairwise_distances(to_xp(X), to_xp(Y), metric=metric))
+    np.testing.assert_allclose(D, cdist(X, Y, SCIPY[metric]), rtol=1e-10, atol=1e-10)
+
+
+def test_inner_is_the_inner_product(xp, to_xp):
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    np.testing.assert_allclose(to_numpy(pairwise_distances(to_xp(X), to_xp(Y), metric="inner")), X @ Y.T)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "correlation"])
+def test_zero_norm_rows_have_distance_one(xp, to_xp, metric):
+    X = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [5.0, 5.0, 5.0]])  # 3rd is constant: zero after centring
+    Y = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 0.0]])
+    D = to_numpy(pairwise_distances(to_xp(X), to_xp(Y), metric=metric))
+    assert np.all(np.isfinite(D))
+    assert D[0, 0] == 1.0 and D[0, 1] == 1.0 and D[1, 1] == 1.0
+    if metric == "correlation":
+        assert D[2, 0] == 1.0
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean", "cosine", "correlation"])
+def test_distances_never_negative_and_self_zero(xp, to_xp, metric):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20, 5)) * 1e3 + 1e4  # cancellation-prone
+    D = to_numpy(pairwise_distances(to_xp(X), metric=metric))
+    assert D.min() >= 0.0
+    np.testing.assert_array_equal(np.diag(D), 0.0)
+
+
+def test_chunked_respects_memory_and_matches_full(xp, to_xp):
+    rng = np.random.default_rng(3)
+    X, Y = rng.normal(size=(50, 4)), rng.normal(size=(30, 4))
+    blocks = list(pairwise_distances_chunked(to_xp(X), to_xp(Y), working_memory=30 * 8 * 2 * 7))
+    assert len(blocks) == 8  # 7 rows per block
+    assert all(b.shape[0] * 30 * 8 <= 30 * 8 * 7 for _, b in blocks)
+    D = np.concatenate([to_numpy(b) for _, b in blocks])
+    np.testing.assert_allclose(D, cdist(X, Y), atol=1e-10)
+    assert [s for s, _ in blocks] == list(range(0, 50, 7))
+
+
+def test_bad_input(xp, to_xp):
+    X = to_xp(np.ones((3, 2)))
+    with pytest.raises(InvalidInputError, match="unknown metric"):
+        pairwise_distances(X, metric="manhattan")
+    with pytest.raises(InvalidInputError, match="features"):
+        pairwise_distances(X, to_xp(np.ones((3, 3))))
+    bad = np.ones((4, 2))
+    bad[2, 1] = np.nan
+    with pytest.raises(InvalidInputError, match="row.*: 2"):
+        pairwise_distances(to_xp(bad))
+    assert set(METRICS) == {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}

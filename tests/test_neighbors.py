@@ -1,0 +1,156 @@
+import numpy as np
+import pytest
+from sklearn.neighbors import NearestNeighbors
+
+from gpuknn import InvalidInputError, kneighbors, vote_counts, votes_for_many_k
+from gpuknn._backend import to_numpy
+from gpuknn.neighbors import tile_shape
+
+METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation"]
+
+
+def _sk(Q, R, k, metric):
+    nn = NearestNeighbors(n_neighbors=k, algorithm="brute", metric=metric).fit(R)
+    return nn.kneighbors(Q)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_matches_sklearn_brute(xp, to_xp, metric):
+    rng = np.random.default_rng(0)
+    R, Q = rng.normal(size=(60, 7)), rng.normal(size=(25, 7))
+    d, i = kneighbors(to_xp(Q), to_xp(R), 6, metric=metric)
+    ed, ei = _sk(Q, R, 6, metric)
+    np.testing.assert_array_equal(to_numpy(i), ei)
+    np.testing.assert_allclose(to_numpy(d), ed, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+def test_ties_go_to_lower_index_and_k_equals_n(xp, to_xp, metric):
+    rng = np.random.default_rng(1)
+    R = rng.integers(0, 3, size=(40, 2)).astype(np.float64)  # many exact duplicates
+    Q = rng.integers(0, 3, size=(15, 2)).astype(np.float64)
+    d, i = kneighbors(to_xp(Q), to_xp(R), 40, metric=metric)
+    full = ((Q[:, None, :] - R[None, :, :]) ** 2).sum(-1)
+    if metric == "euclidean":
+        full = np.sqrt(full)
+    order = np.argsort(full, axis=1, kind="stable")
+    np.testing.assert_array_equal(to_numpy(i), order)
+    np.testing.assert_allclose(to_numpy(d), np.take_along_axis(full, order, 1), atol=1e-12)
+
+
+def test_inner_metric_descending(xp, to_xp):
+    rng = np.random.default_rng(2)
+    R, Q = rng.normal(size=(30, 4)), rng.normal(size=(5, 4))
+    s, i = kneighbors(to_xp(Q), to_xp(R), 4, metric="inner")
+    full = Q @ R.T
+    order = np.argsort(-full, axis=1, kind="stable")[:, :4]
+    np.testing.assert_array_equal(to_numpy(i), order)
+    np.testing.assert_allclose(to_numpy(s), np.take_along_axis(full, order, 1))
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "correlation"])
+def test_tiny_working_memory_gives_identical_results(xp, to_xp, metric):
+    rng = np.random.default_rng(3)
+    R = rng.integers(0, 4, size=(97, 3)).astype(np.float64)
+    Q = rng.integers(0, 4, size=(41, 3)).astype(np.float64)
+    d0, i0 = kneighbors(to_xp(Q), to_xp(R), 9, metric=metric)
+    wm = 7 * 10 * 10  # a few rows and columns per tile: both queries and references are tiled
+    assert tile_shape(41, 97, 8, wm)[1] < 97
+    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 9, metric=metric, working_memory=wm)
+    np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
+    np.testing.assert_allclose(to_numpy(d1), to_numpy(d0), atol=1e-12)
+
+
+def test_tile_shape_stays_within_budget():
+    for nq, nr, wm in [(10_000, 60_000, 1 << 30), (5, 10**7, 1 << 20), (1000, 50, 10**4)]:
+        rows, cols = tile_shape(nq, nr, 4, wm)
+        assert rows * cols * 6 <= max(wm, 6)
+        assert 1 <= rows <= nq and 1 <= cols <= nr
+
+
+def test_out_of_memory_halves_the_tile(monkeypatch):
+    import gpuknn.neighbors as nb
+
+    calls = []
+    real = nb._query_tile
+
+    def flaky(Qt, *args):
+        calls.append(Qt.shape[0])
+        if Qt.shape[0] > 4:
+            raise MemoryError("simulated out of memory")
+        return real(Qt, *args)
+
+    monkeypatch.setattr(nb, "_query_tile", flaky)
+    rng = np.random.default_rng(4)
+    R, Q = rng.normal(size=(50, 3)), rng.normal(size=(20, 3))
+    d, i = kneighbors(Q, R, 3)
+    ed, ei = _sk(Q, R, 3, "euclidean")
+    np.testing.assert_array_equal(i, ei)
+    assert calls[:4] == [20, 10, 5, 2]  # halved until a tile fits, then kept
+
+
+def test_float32_stays_float32():
+    rng = np.random.default_rng(5)
+    R, Q = rng.normal(size=(30, 4)).astype(np.float32), rng.normal(size=(5, 4)).astype(np.float32)
+    d, i = kneighbors(Q, R, 3, metric="correlation")
+    assert d.dtype == np.float32 and i.dtype == np.int64
+
+
+def test_bad_input_is_rejected(xp, to_xp):
+    R = to_xp(np.zeros((5, 3)))
+    Q = to_xp(np.zeros((2, 3)))
+    for k in (0, 6, 2.5):
+        with pytest.raises(InvalidInputError, match="k"):
+            kneighbors(Q, R, k)
+    with pytest.raises(InvalidInputError, match="features"):
+        kneighbors(to_xp(np.zeros((2, 4))), R, 1)
+    with pytest.raises(InvalidInputError, match="empty"):
+        kneighbors(to_xp(np.zeros((0, 3))), R, 1)
+    with pytest.raises(InvalidInputError, match="2-D"):
+        kneighbors(to_xp(np.zeros(3)), R, 1)
+    with pytest.raises(InvalidInputError, match="unknown metric"):
+        kneighbors(Q, R, 1, metric="l1")
+    bad = np.zeros((5, 3))
+    bad[1, 0], bad[4, 2] = np.inf, np.nan
+    with pytest.raises(InvalidInputError, match=r"2 row\(s\): 1, 4"):
+        kneighbors(Q, to_xp(bad), 1)
+
+
+def test_votes_for_many_k_equal_one_k_at_a_time(xp, to_xp):
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 4, size=(200, 15))
+    dist = np.sort(rng.random(size=(200, 15)), axis=1)
+    dist[:5, :2] = 0.0  # exact matches decide alone
+    ks = [1, 2, 5, 8, 15]
+    for weights in ("uniform", "distance"):
+        many = to_numpy(votes_for_many_k(to_xp(labels), ks, n_classes=4, distances=to_xp(dist),
+                                         weights=weights))
+        for row, k in enumerate(ks):
+            if weights == "uniform":
+                w = np.ones((200, k))
+            else:
+                with np.errstate(divide="ignore"):
+                    w = 1.0 / dist[:, :k]
+                inf = np.isinf(w).any(axis=1)
+                w[inf] = np.isinf(w[inf]).astype(float)
+            tot = np.zeros((200, 4))
+            for c in range(4):
+                tot[:, c] = (w * (labels[:, :k] == c)).sum(axis=1)
+            np.testing.assert_array_equal(many[row], np.argmax(tot, axis=1))
+
+
+def test_vote_ties_go_to_lowest_class(xp, to_xp):
+    labels = to_xp(np.array([[3, 1, 1, 3], [2, 0, 0, 2]]))
+    assert to_numpy(votes_for_many_k(labels, [4, 2], n_classes=4)).tolist() == [[1, 0], [1, 0]]
+    counts = to_numpy(vote_counts(labels, [4], n_classes=4))
+    assert counts.tolist() == [[[0, 2, 0, 2], [2, 0, 2, 0]]]
+
+
+def test_votes_bad_input(xp, to_xp):
+    labels = to_xp(np.zeros((3, 4), dtype=np.int64))
+    with pytest.raises(InvalidInputError):
+        votes_for_many_k(labels, [5], n_classes=2)
+    with pytest.raises(InvalidInputError):
+        votes_for_many_k(labels, [2], n_classes=2, weights="distance")
+    with pytest.raises(InvalidInputError):
+        votes_for_many_k(labels, [2], n_classes=2, weights="gaussian")
