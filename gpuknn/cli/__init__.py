@@ -17,7 +17,6 @@ from ..errors import GpuknnError
 # sub-command name -> module (relative to this package)
 COMMANDS = {
     "sweep": ".sweep",
-    "knn": ".knn",
     "power-study": ".power_study",
     "cluster-study": ".cluster_study",
     "evaluate": ".evaluate",

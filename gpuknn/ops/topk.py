@@ -93,13 +93,13 @@ def topk_largest(S: Any, k: int) -> tuple[Any, Any]:
         step = m // sample_size
         t = kth_largest(S[:, ::step], k)
     mask = S >= t[:, None]
-    counts = xp.sum(xp.astype(mask, xp.int64), axis=1)
+    counts = xp.astype(xp.count_nonzero(mask, axis=1), xp.int64)
     total = int(xp.sum(counts))
     cap = max(rows * k * 4, (rows * m) // 8)
     if total > cap and 2 * sample_size < m:
         t = kth_largest(S, k)  # sample was unlucky (e.g. rows sorted by value): exact bound
         mask = S >= t[:, None]
-        counts = xp.sum(xp.astype(mask, xp.int64), axis=1)
+        counts = xp.astype(xp.count_nonzero(mask, axis=1), xp.int64)
         total = int(xp.sum(counts))
     if total > cap:
         return _sorted_rows(S, k, xp)  # massive ties at the k-th value

@@ -1,0 +1,52 @@
+import numpy as np
+import pytest
+
+from gpuknn import InvalidInputError, KNeighborsClassifier, kneighbors
+from gpuknn._backend import to_numpy
+from gpuknn.model_selection.sweep import neighbors_for_p_sweep, score_many_k
+
+
+@pytest.mark.parametrize("metric", ["correlation", "cosine", "euclidean", "sqeuclidean", "inner"])
+def test_accumulated_p_sweep_equals_recompute_per_p(xp, to_xp, metric):
+    rng = np.random.default_rng(0)
+    Ztr, Zte = rng.normal(size=(150, 12)), rng.normal(size=(40, 12))
+    ps = [3, 4, 7, 12]  # correlation needs p >= 3 to be tie-free (p = 2 gives only +-1)
+    res = neighbors_for_p_sweep(to_xp(Ztr), to_xp(Zte), ps, 6, metric=metric,
+                                working_memory=150 * 18 * 7)  # several query tiles
+    for p in ps:
+        d0, i0 = kneighbors(Zte[:, :p], Ztr[:, :p], 6, metric=metric)
+        d, i = res[p]
+        np.testing.assert_array_equal(to_numpy(i), i0)
+        np.testing.assert_allclose(to_numpy(d), d0, rtol=1e-9, atol=1e-9)
+
+
+def test_p_sweep_bad_input():
+    Z = np.zeros((10, 4))
+    with pytest.raises(InvalidInputError, match="p values"):
+        neighbors_for_p_sweep(Z, Z, [5], 2, metric="euclidean")
+    with pytest.raises(InvalidInputError, match="k_max"):
+        neighbors_for_p_sweep(Z, Z, [2], 11, metric="euclidean")
+    with pytest.raises(InvalidInputError, match="columns"):
+        neighbors_for_p_sweep(Z, np.zeros((3, 3)), [2], 1, metric="euclidean")
+
+
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_one_pass_k_scores_equal_separate_classifiers(xp, to_xp, weights):
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    rng = np.random.default_rng(1)
+    perm = rng.permutation(len(y))
+    tr, te = perm[:120], perm[120:]
+    ks = [1, 2, 3, 5, 8, 13, 21]
+    d, i = kneighbors(to_xp(X[te]), to_xp(X[tr]), max(ks), metric="correlation")
+    labels = to_xp(y[tr][to_numpy(i)])
+    scores = score_many_k(labels, d, to_xp(y[te]), ks, n_classes=3, weights=[weights],
+                          scoring=["accuracy", "macro_f1"])[weights]
+    from sklearn.metrics import f1_score
+
+    for j, k in enumerate(ks):
+        clf = KNeighborsClassifier(k, metric="correlation", weights=weights).fit(to_xp(X[tr]), to_xp(y[tr]))
+        pred = to_numpy(clf.predict(to_xp(X[te])))
+        assert scores["accuracy"][j] == pytest.approx(np.mean(pred == y[te]), abs=1e-12)
+        assert scores["macro_f1"][j] == pytest.approx(f1_score(y[te], pred, average="macro"), abs=1e-12)
