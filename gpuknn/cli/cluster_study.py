@@ -1,0 +1,76 @@
+"""``gpuknn cluster-study``: cluster-validity indices for k-means with K = 1..10.
+
+Writes ``DIR/cluster_study.json``, ``DIR/cluster_study.md``, ``DIR/cluster_study.csv`` and
+``DIR/cluster_*.png``; prints the chosen K per index unless ``--quiet``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "cluster-study",
+        help="cluster-validity indices of k-means on 5 Gaussian groups in 3-D",
+        description=__doc__.splitlines()[0],
+    )
+    p.add_argument("--out", default="cluster_study_out", help="output directory (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed for data, k-means and Monte Carlo")
+    p.add_argument("--k-max", type=int, default=10, help="largest K (default: %(default)s)")
+    p.add_argument("--n-per-group", type=int, default=60, help="points per group (default: %(default)s)")
+    p.add_argument("--b-gap", type=int, default=10, help="reference sets for the gap statistic")
+    p.add_argument("--b-null", type=int, default=99, help="uniform null sets for the structure test")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
+    p.add_argument("--quiet", action="store_true", help="no progress or summary output")
+    p.set_defaults(func=run)
+    return p
+
+
+def write_outputs(result: dict, out: Path) -> list[Path]:
+    """Write JSON, markdown, CSV and PNG files of ``result`` into ``out``; return the paths."""
+    from ..plots.cluster import plot_external_indices, plot_gap, plot_groups, plot_relative_indices  # noqa: PLC0415
+    from ..studies.cluster_study import format_table  # noqa: PLC0415
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "cluster_study.json", out / "cluster_study.md", out / "cluster_study.csv"]
+    paths[0].write_text(json.dumps(result, indent=1))
+    paths[1].write_text(format_table(result, fmt="markdown"))
+    paths[2].write_text(format_table(result, fmt="csv"))
+    figures = {
+        "cluster_external.png": plot_external_indices(result),
+        "cluster_relative.png": plot_relative_indices(result),
+        "cluster_gap.png": plot_gap(result),
+        "cluster_data.png": plot_groups(result["X"], result["labels"]),
+    }
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    for name, fig in figures.items():
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+        paths.append(out / name)
+    return paths
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._backend import resolve_device  # noqa: PLC0415
+    from ..studies.cluster_study import run_cluster_study  # noqa: PLC0415
+
+    xp = resolve_device(args.device)
+    progress = None if args.quiet else (lambda msg: print(f"[cluster-study] {msg}", file=sys.stderr))
+    result = run_cluster_study(
+        seed=args.seed, k_max=args.k_max, n_per_group=args.n_per_group,
+        B_gap=args.b_gap, B_null=args.b_null, xp=xp, progress=progress,
+    )
+    paths = write_outputs(result, Path(args.out))
+    if not args.quiet:
+        print("chosen K per index:")
+        for name, k in result["chosen_k"].items():
+            print(f"  {name:24s} {k}")
+        t = result["structure_test"]
+        print(f"structure test (K={t['k']}, B={t['B']}): p(within-SS) = {t['p_within_ss']:.3g}, p(Gamma) = {t['p_gamma']:.3g}")
+        print(f"wrote {len(paths)} files to {args.out}")
+    return 0

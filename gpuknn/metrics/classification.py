@@ -1,0 +1,449 @@
+"""Classification scores from label vectors, computed in the labels' own namespace.
+
+Labels are integer (or any numeric) arrays of any array-API namespace, or host NumPy arrays /
+lists of strings. Numeric labels are encoded in their namespace with ``unique_inverse``;
+only non-numeric labels are encoded on the host. Counts come from one-hot matrix products
+(a ``bincount`` fast path on NumPy/CuPy), so there is no per-sample Python loop.
+
+Undefined ratios (0/0, e.g. the precision of a class never predicted) take the value
+``zero_division`` (default ``0.0``, scikit-learn's value) **without** a warning; pass
+``zero_division="warn"`` to get 0.0 plus an :class:`UndefinedMetricWarning`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+import array_api_compat.numpy as _npx
+
+from .._backend import array_namespace, from_numpy, is_cupy_namespace, is_numpy_namespace, to_numpy
+from .._backend import device_of as _device
+from ..errors import InvalidInputError
+
+__all__ = [
+    "UndefinedMetricWarning",
+    "accuracy_score",
+    "confusion_matrix",
+    "precision_recall_fscore_support",
+    "f1_score",
+    "balanced_accuracy_score",
+    "positive_class_report",
+]
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A score is undefined for the given input (0/0, one class only, ...)."""
+
+
+# --------------------------------------------------------------------------- helpers
+def _is_host_nonnumeric(y: Any) -> bool:
+    if isinstance(y, (list, tuple)):
+        y = np.asarray(y)
+    return isinstance(y, np.ndarray) and y.dtype.kind not in "biuf"
+
+
+def _as_1d(y: Any, xp: Any, name: str) -> Any:
+    if isinstance(y, (list, tuple)):
+        y = from_numpy(np.asarray(y), xp)
+    if y.ndim != 1:
+        raise InvalidInputError(f"{name} must be 1-D, got shape {tuple(y.shape)}")
+    return y
+
+
+def _check_lengths(a: Any, b: Any, names: tuple[str, str] = ("y_true", "y_pred")) -> None:
+    if a.shape[0] != b.shape[0]:
+        raise InvalidInputError(
+            f"{names[0]} and {names[1]} have different lengths: {a.shape[0]} and {b.shape[0]}"
+        )
+    if a.shape[0] == 0:
+        raise InvalidInputError(f"{names[0]} and {names[1]} are empty")
+
+
+def _check_finite_labels(y: Any, xp: Any, name: str) -> None:
+    if xp.isdtype(y.dtype, "real floating") and not bool(xp.all(xp.isfinite(y))):
+        raise InvalidInputError(f"{name} contains NaN or infinity")
+
+
+def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = ()) -> tuple[Any, Any, list]:
+    """Encode label vectors to class indices ``0..C-1``.
+
+    Returns ``(xp, classes, codes)``: ``classes`` the sorted union (or ``labels`` in the
+    given order) and one int64 code vector per input; values not in ``labels`` get ``-1``.
+    Non-numeric host labels are encoded with NumPy; numeric ones stay in their namespace.
+    """
+    names = names or tuple(f"y{i}" for i in range(len(ys)))
+    if any(_is_host_nonnumeric(y) for y in ys) or (labels is not None and _is_host_nonnumeric(labels)):
+        arrs = [np.asarray(to_numpy(y)) for y in ys]
+        for a, nm in zip(arrs, names):
+            if a.ndim != 1:
+                raise InvalidInputError(f"{nm} must be 1-D, got shape {a.shape}")
+        try:
+            classes = np.unique(np.concatenate(arrs)) if labels is None else np.asarray(labels)
+            sorter = np.argsort(classes, kind="stable")
+            codes = []
+            for a in arrs:
+                pos = np.searchsorted(classes, a, sorter=sorter)
+                pos = np.clip(pos, 0, len(classes) - 1)
+                idx = sorter[pos]
+                codes.append(np.where(classes[idx] == a, idx, -1).astype(np.int64))
+        except TypeError as exc:
+            raise InvalidInputError(f"labels of mixed, unorderable types: {exc}") from None
+        return _npx, classes, codes
+    xp = array_namespace(*ys)
+    ys = [_as_1d(y, xp, nm) for y, nm in zip(ys, names)]
+    for y, nm in zip(ys, names):
+        _check_finite_labels(y, xp, nm)
+    sizes = [int(y.shape[0]) for y in ys]
+    if labels is None:
+        classes, inv = xp.unique_inverse(xp.concat(ys))
+        inv = xp.astype(inv, xp.int64)
+        codes, s = [], 0
+        for n in sizes:
+            codes.append(inv[s : s + n])
+            s += n
+        return xp, classes, codes
+    lab = _as_1d(labels if hasattr(labels, "shape") else from_numpy(np.asarray(labels), xp), xp, "labels")
+    L = int(lab.shape[0])
+    if L == 0:
+        raise InvalidInputError("labels is empty")
+    if int(xp.unique_values(lab).shape[0]) != L:
+        raise InvalidInputError("labels contains duplicates")
+    common = xp.result_type(lab.dtype, *[y.dtype for y in ys])
+    allv = xp.concat([xp.astype(lab, common)] + [xp.astype(y, common) for y in ys])
+    uniq, inv = xp.unique_inverse(allv)
+    inv = xp.astype(inv, xp.int64)
+    # map unique index -> position in `labels` (or -1): a tiny (L, n_unique) one-hot sum
+    dev = _device(inv)
+    onehot = inv[:L, None] == xp.arange(uniq.shape[0], dtype=xp.int64, device=dev)[None, :]
+    pos = xp.arange(1, L + 1, dtype=xp.int64, device=dev)[:, None]
+    lookup = xp.sum(xp.where(onehot, pos, xp.zeros_like(pos)), axis=0) - 1
+    codes, s = [], L
+    for n in sizes:
+        codes.append(xp.take(lookup, inv[s : s + n]))
+        s += n
+    return xp, lab, codes
+
+
+def _bincount(codes: Any, n_bins: int, xp: Any, *, chunk: int = 1 << 16) -> Any:
+    """Counts of ``0..n_bins-1`` in ``codes`` (negative codes ignored) as int64.
+
+    NumPy/CuPy use ``bincount``; other namespaces sum one-hot rows in chunks of ``chunk``
+    samples, so memory stays O(chunk * n_bins).
+    """
+    keep = codes >= 0
+    if is_numpy_namespace(xp) or is_cupy_namespace(xp):
+        mod = np if is_numpy_namespace(xp) else __import__("cupy")
+        c = codes[keep]
+        return xp.astype(mod.bincount(c, minlength=n_bins)[:n_bins], xp.int64)
+    dev = _device(codes)
+    bins = xp.arange(n_bins, dtype=xp.int64, device=dev)[None, :]
+    total = xp.zeros(n_bins, dtype=xp.int64, device=dev)
+    n = int(codes.shape[0])
+    step = max(1, chunk // max(1, n_bins))
+    for s in range(0, n, step):
+        c = codes[s : min(s + step, n)]
+        total = total + xp.sum(xp.astype(c[:, None] == bins, xp.int64), axis=0)
+    return total
+
+
+def _counts2d(a: Any, b: Any, n_a: int, n_b: int, xp: Any) -> Any:
+    """(n_a, n_b) int64 table of co-occurrences of codes ``a`` and ``b`` (``-1`` ignored)."""
+    valid = (a >= 0) & (b >= 0)
+    flat = xp.where(valid, a * n_b + b, xp.full_like(a, -1))
+    return xp.reshape(_bincount(flat, n_a * n_b, xp), (n_a, n_b))
+
+
+def _divide(num: Any, den: Any, zero_division: Any, xp: Any, what: str) -> Any:
+    """Elementwise ``num/den`` with ``zero_division`` where ``den == 0``."""
+    zd = 0.0 if zero_division == "warn" else zero_division
+    if isinstance(zd, str) or not (zd in (0.0, 1.0) or math.isnan(zd)):
+        raise InvalidInputError(f"zero_division must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
+    zd = float(zd)
+    bad = den == 0
+    if zero_division == "warn" and bool(xp.any(bad)):
+        warnings.warn(f"{what} is ill-defined (0/0) for some labels; set to 0.0", UndefinedMetricWarning, stacklevel=3)
+    safe = xp.where(bad, xp.ones_like(den), den)
+    return xp.where(bad, xp.full_like(num, zd), num / safe)
+
+
+# --------------------------------------------------------------------------- public
+def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
+    """Fraction (or number) of correct predictions.
+
+    Parameters
+    ----------
+    y_true : array of shape (n,)
+    y_pred : array of shape (n,) or (m, n)
+        A 2-D ``y_pred`` scores ``m`` predictions at once (e.g. one row per ``k`` from
+        :func:`gpuknn.neighbors.votes_for_many_k`) and returns an array of shape (m,).
+    normalize : bool
+        ``False`` returns the number of correct predictions.
+
+    Returns
+    -------
+    float (or int), or array of shape (m,) in the labels' namespace for 2-D ``y_pred``.
+
+    Complexity O(m n), one comparison and one reduction, no encoding for numeric labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> accuracy_score(np.array([0, 1, 1]), np.array([0, 1, 0]))
+    0.6666666666666666
+    """
+    if _is_host_nonnumeric(y_true) or _is_host_nonnumeric(y_pred):
+        yt, yp = np.asarray(to_numpy(y_true)), np.asarray(to_numpy(y_pred))
+        xp = _npx
+    else:
+        xp = array_namespace(y_true, y_pred)
+        yt = _as_1d(y_true, xp, "y_true")
+        yp = from_numpy(np.asarray(y_pred), xp) if isinstance(y_pred, (list, tuple)) else y_pred
+    if yt.ndim != 1 or yp.ndim not in (1, 2):
+        raise InvalidInputError(f"y_true must be 1-D and y_pred 1-D or 2-D, got {yt.shape} and {yp.shape}")
+    _check_lengths(yt, yp.T if yp.ndim == 2 else yp)
+    correct = yp == (yt[None, :] if yp.ndim == 2 else yt)
+    n_ok = xp.sum(xp.astype(correct, xp.int64), axis=-1)
+    if yp.ndim == 2:
+        return xp.astype(n_ok, xp.float64) / yt.shape[0] if normalize else n_ok
+    return float(n_ok) / yt.shape[0] if normalize else int(n_ok)
+
+
+def confusion_matrix(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: str | None = None) -> Any:
+    """Confusion matrix ``C[i, j]`` = number of samples of class ``i`` predicted as ``j``.
+
+    Parameters
+    ----------
+    y_true, y_pred : arrays of shape (n,)
+    labels : array of shape (C,), optional
+        Classes and their order; default the sorted union of both vectors. Samples whose
+        true or predicted label is not in ``labels`` are not counted.
+    normalize : {None, "true", "pred", "all"}
+        Divide by row sums, column sums or the total (empty rows/columns give 0).
+
+    Returns
+    -------
+    C : int64 array (float64 when normalised) of shape (C, C), in the labels' namespace
+        (NumPy for string labels).
+
+    Complexity O(n + C²).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> confusion_matrix(np.array([0, 1, 1]), np.array([0, 1, 0])).tolist()
+    [[1, 0], [1, 1]]
+    """
+    xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"))
+    _check_lengths(t, p)
+    C = int(classes.shape[0])
+    cm = _counts2d(t, p, C, C, xp)
+    if normalize is None:
+        return cm
+    if normalize not in ("true", "pred", "all"):
+        raise InvalidInputError(f"normalize must be None, 'true', 'pred' or 'all', got {normalize!r}")
+    cmf = xp.astype(cm, xp.float64)
+    if normalize == "all":
+        den = xp.sum(cmf) * xp.ones_like(cmf)
+    elif normalize == "true":
+        den = xp.sum(cmf, axis=1, keepdims=True) * xp.ones_like(cmf)
+    else:
+        den = xp.sum(cmf, axis=0, keepdims=True) * xp.ones_like(cmf)
+    return _divide(cmf, den, 0.0, xp, "normalised confusion matrix")
+
+
+def _per_class_counts(y_true: Any, y_pred: Any, labels: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """(xp, classes, tp, n_pred, n_true) per class as float64 arrays."""
+    xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"))
+    _check_lengths(t, p)
+    C = int(classes.shape[0])
+    hit = xp.where(t == p, t, xp.full_like(t, -1))
+    tp = xp.astype(_bincount(hit, C, xp), xp.float64)
+    n_pred = xp.astype(_bincount(p, C, xp), xp.float64)
+    n_true = xp.astype(_bincount(t, C, xp), xp.float64)
+    return xp, classes, tp, n_pred, n_true
+
+
+def _binary_index(xp: Any, classes: Any, pos_label: Any, present: Any) -> int:
+    n_present = int(xp.sum(xp.astype(present, xp.int64)))
+    if n_present > 2:
+        raise InvalidInputError(
+            f"average='binary' needs at most 2 classes, got {n_present}; choose another average"
+        )
+    cls = to_numpy(classes)
+    hits = np.nonzero(cls == pos_label)[0]
+    if hits.size == 0 or not bool(to_numpy(present)[hits[0]]):
+        if n_present >= 2:
+            raise InvalidInputError(f"pos_label={pos_label!r} is not one of the labels {cls.tolist()}")
+        return -1
+    return int(hits[0])
+
+
+def precision_recall_fscore_support(
+    y_true: Any, y_pred: Any, *, beta: float = 1.0, labels: Any = None, pos_label: Any = 1,
+    average: str | None = None, zero_division: Any = 0.0,
+) -> tuple[Any, Any, Any, Any]:
+    """Precision, recall, F-beta and support per class or averaged (scikit-learn semantics).
+
+    Parameters
+    ----------
+    y_true, y_pred : arrays of shape (n,)
+    beta : float
+        Weight of recall in the F-score.
+    labels : array of shape (C,), optional
+        Classes to report and average over (default: sorted union of both vectors).
+    pos_label : label
+        The positive class for ``average="binary"``.
+    average : {None, "binary", "micro", "macro", "weighted"}
+        ``None`` gives per-class arrays; ``micro`` pools the counts, ``macro`` is the plain
+        mean over classes, ``weighted`` weights by support (true counts).
+    zero_division : {0.0, 1.0, nan, "warn"}
+        Value of an undefined ratio. F is ``zero_division`` only when tp = fp = fn = 0,
+        and 0 when precision and recall are both 0.
+
+    Returns
+    -------
+    precision, recall, fbeta, support
+        float64 arrays of shape (C,) (support int64) for ``average=None``; floats and
+        ``support=None`` otherwise.
+
+    Complexity O(n + C).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p, r, f, s = precision_recall_fscore_support(np.array([0, 1, 1]), np.array([0, 1, 0]))
+    >>> p.tolist(), s.tolist()
+    ([0.5, 1.0], [1, 2])
+    """
+    if average not in (None, "binary", "micro", "macro", "weighted"):
+        raise InvalidInputError(f"average must be None, 'binary', 'micro', 'macro' or 'weighted', got {average!r}")
+    if beta < 0:
+        raise InvalidInputError(f"beta must be >= 0, got {beta}")
+    xp, classes, tp, n_pred, n_true = _per_class_counts(y_true, y_pred, labels)
+    if average == "binary":
+        present = (n_pred + n_true) > 0
+        i = _binary_index(xp, classes, pos_label, present)
+        if i < 0:
+            tp = n_pred = n_true = xp.zeros(1, dtype=xp.float64, device=_device(tp))
+        else:
+            tp, n_pred, n_true = tp[i : i + 1], n_pred[i : i + 1], n_true[i : i + 1]
+    if average == "micro":
+        tp, n_pred, n_true = (xp.reshape(xp.sum(v), (1,)) for v in (tp, n_pred, n_true))
+    b2 = float(beta) ** 2
+    precision = _divide(tp, n_pred, zero_division, xp, "precision")
+    recall = _divide(tp, n_true, zero_division, xp, "recall")
+    f_den = (1 + b2) * tp + b2 * (n_true - tp) + (n_pred - tp)
+    fscore = _divide((1 + b2) * tp, f_den, zero_division, xp, "F-score")
+    if average is None:
+        return precision, recall, fscore, xp.astype(n_true, xp.int64)
+    if average == "weighted":
+        # all-zero support (only unseen ``labels``): plain mean, like scikit-learn
+        w = n_true if float(xp.sum(n_true)) > 0 else xp.ones_like(tp)
+    else:
+        w = xp.ones_like(tp)
+    out = []
+    for v in (precision, recall, fscore):
+        ok = ~xp.isnan(v)
+        wv = xp.where(ok, w, xp.zeros_like(w))
+        sw = float(xp.sum(wv))
+        out.append(float(xp.sum(xp.where(ok, v, xp.zeros_like(v)) * wv)) / sw if sw > 0 else float("nan"))
+    return out[0], out[1], out[2], None
+
+
+def f1_score(
+    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
+    zero_division: Any = 0.0,
+) -> Any:
+    """F1 score (harmonic mean of precision and recall); see :func:`precision_recall_fscore_support`.
+
+    Returns a float for an ``average``, a float64 array of shape (C,) for ``average=None``.
+    Complexity O(n + C).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(f1_score(np.array([0, 1, 1]), np.array([0, 1, 0])), 4)
+    0.6667
+    """
+    _, _, f, _ = precision_recall_fscore_support(
+        y_true, y_pred, labels=labels, pos_label=pos_label, average=average, zero_division=zero_division
+    )
+    return f
+
+
+def balanced_accuracy_score(y_true: Any, y_pred: Any, *, adjusted: bool = False) -> float:
+    """Mean recall over the classes present in ``y_true``.
+
+    Classes that occur only in ``y_pred`` have no recall and are left out (without a
+    warning). ``adjusted=True`` rescales so that chance level is 0:
+    ``(score - 1/C) / (1 - 1/C)``.
+
+    Complexity O(n + C).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> balanced_accuracy_score(np.array([0, 0, 0, 1]), np.array([0, 0, 0, 0]))
+    0.5
+    """
+    xp, _, tp, _, n_true = _per_class_counts(y_true, y_pred, None)
+    present = n_true > 0
+    C = int(xp.sum(xp.astype(present, xp.int64)))
+    rec = tp / xp.where(present, n_true, xp.ones_like(n_true))
+    score = float(xp.sum(xp.where(present, rec, xp.zeros_like(rec)))) / C
+    if adjusted:
+        chance = 1.0 / C
+        score = (score - chance) / (1 - chance) if C > 1 else 0.0
+    return score
+
+
+def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_division: Any = 0.0) -> dict:
+    """One-vs-rest counts and scores for the class ``pos_label``.
+
+    Returns
+    -------
+    dict
+        ``tp, fp, tn, fn`` (int), ``precision, recall, specificity, f1, accuracy`` (float).
+        Undefined ratios take ``zero_division``.
+
+    Complexity O(n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = positive_class_report(np.array([1, 0, 1, 0]), np.array([1, 1, 0, 0]), pos_label=1)
+    >>> (r["tp"], r["fp"], r["tn"], r["fn"], r["precision"])
+    (1, 1, 1, 1, 0.5)
+    """
+    if _is_host_nonnumeric(y_true) or _is_host_nonnumeric(y_pred):
+        xp = _npx
+        yt, yp = np.asarray(to_numpy(y_true)), np.asarray(to_numpy(y_pred))
+    else:
+        xp = array_namespace(y_true, y_pred)
+        yt, yp = _as_1d(y_true, xp, "y_true"), _as_1d(y_pred, xp, "y_pred")
+    _check_lengths(yt, yp)
+    if isinstance(pos_label, np.generic):
+        pos_label = pos_label.item()  # strict namespaces accept Python scalars only
+    t, p = yt == pos_label, yp == pos_label
+    tp = int(xp.sum(xp.astype(t & p, xp.int64)))
+    fp = int(xp.sum(xp.astype(~t & p, xp.int64)))
+    fn = int(xp.sum(xp.astype(t & ~p, xp.int64)))
+    tn = int(yt.shape[0]) - tp - fp - fn
+    zd = 0.0 if zero_division == "warn" else float(zero_division)
+
+    def ratio(a: int, b: int, what: str) -> float:
+        if b == 0:
+            if zero_division == "warn":
+                warnings.warn(f"{what} is ill-defined (0/0); set to 0.0", UndefinedMetricWarning, stacklevel=3)
+            return zd
+        return a / b
+
+    prec = ratio(tp, tp + fp, "precision")
+    rec = ratio(tp, tp + fn, "recall")
+    return {"tp": tp, "fp": fp, "tn": tn, "fn": fn, "precision": prec, "recall": rec,
+            "specificity": ratio(tn, tn + fp, "specificity"), "f1": ratio(2 * tp, 2 * tp + fp + fn, "F1"),
+            "accuracy": (tp + tn) / int(yt.shape[0])}

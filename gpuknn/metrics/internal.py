@@ -1,0 +1,392 @@
+"""Internal validity: how well a partition or a hierarchy fits the data's own distances.
+
+* :func:`hubert_gamma` — Γ between the distances d(i, j) and the indicator "i and j are in
+  different clusters" (or between two partitions, when given two label vectors).
+* :func:`cophenetic_correlation` — CPCC, the correlation between distances and the
+  cophenetic (merge-height) distances of a hierarchical clustering.
+* :func:`gap_statistic` — Tibshirani, Walther & Hastie's gap with the one-standard-error rule.
+
+Distance-based sums run over row tiles from
+:func:`gpuknn.ops.distance.pairwise_distances_chunked`: memory is bounded by
+``working_memory`` (never the whole n × n matrix), so they work for 10⁵ points on a GPU.
+Pair sums are taken over the ordered pairs i ≠ j (twice the unordered pairs, which leaves
+means and correlations unchanged).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
+from ..errors import InvalidInputError
+from .classification import _device, _encode
+from .external import _hubert_gamma_partitions
+
+__all__ = ["hubert_gamma", "cophenetic_correlation", "gap_statistic", "GapResult", "within_dispersion"]
+
+_TEMPS = 8  # tile-sized temporaries alive at once in the pair sums below
+
+
+def _label_codes(labels: Any, xp: Any, n: int) -> tuple[Any, int]:
+    """Cluster labels -> int64 codes 0..K-1 in ``xp`` and K."""
+    _, classes, (codes,) = _encode(labels, names=("labels",))
+    codes = from_numpy(to_numpy(codes), xp) if array_namespace(codes) is not xp else codes
+    if int(codes.shape[0]) != n:
+        raise InvalidInputError(f"X has {n} rows but labels has {int(codes.shape[0])} entries")
+    return codes, int(classes.shape[0])
+
+
+def _distance_blocks(
+    X: Any, metric: str, working_memory: int | None, *, temps: int = _TEMPS
+) -> Iterator[tuple[int, Any]]:
+    """Row tiles ``(start, D)`` of the self-distance matrix, diagonal exactly 0.
+
+    ``metric="precomputed"`` slices the given square matrix; otherwise the engine computes
+    tiles sized so that ``temps`` tile-sized arrays fit in ``working_memory``.
+    """
+    xp = array_namespace(X)
+    n = int(X.shape[0])
+    if metric == "precomputed":
+        rows = n if working_memory is None else max(1, int(working_memory) // max(1, n * 8 * temps))
+        for s in range(0, n, rows):
+            D = X[s : min(s + rows, n), :]
+            r = xp.arange(D.shape[0], device=_device(D))[:, None] + s
+            c = xp.arange(n, device=_device(D))[None, :]
+            yield s, xp.where(r == c, xp.zeros_like(D), D)
+        return
+    from ..ops.distance import pairwise_distances_chunked  # noqa: PLC0415
+
+    wm = None if working_memory is None else max(1, int(working_memory) // temps * 2)
+    yield from pairwise_distances_chunked(X, metric=metric, working_memory=wm)
+
+
+def _prepare(X: Any, metric: str) -> tuple[Any, Any]:
+    xp = array_namespace(X)
+    X = validate_matrix(X, xp, name="X" if metric != "precomputed" else "D")
+    if metric == "precomputed":
+        if X.shape[0] != X.shape[1]:
+            raise InvalidInputError(f"a precomputed distance matrix must be square, got {tuple(X.shape)}")
+        if bool(xp.any(X < 0)):
+            raise InvalidInputError("a precomputed distance matrix has negative entries")
+    return X, xp
+
+
+def _pearson(sx, sy, sxx, syy, sxy, count) -> float | None:
+    """Pearson correlation from sums; None when a variable is constant."""
+    mx, my = sx / count, sy / count
+    vx, vy = sxx / count - mx * mx, syy / count - my * my
+    if vx <= 1e-300 * max(1.0, mx * mx) or vy <= 1e-300 * max(1.0, my * my):
+        return None
+    return (sxy / count - mx * my) / math.sqrt(vx * vy)
+
+
+def hubert_gamma(
+    A: Any,
+    labels: Any,
+    *,
+    metric: str = "euclidean",
+    normalized: bool = True,
+    working_memory: int | None = None,
+) -> float:
+    """Hubert's Γ statistic between distances (or a partition) and a partition.
+
+    Parameters
+    ----------
+    A : array of shape (n, d), (n, n) or (n,)
+        Data (distances from ``metric``), a distance matrix (``metric="precomputed"``), or —
+        1-D — a second partition: then Γ compares the two partitions' same-cluster pair
+        indicators (external use; see :mod:`gpuknn.metrics.external`).
+    labels : array of shape (n,)
+        The partition.
+    metric : str
+        An engine metric or ``"precomputed"``.
+    normalized : bool
+        Raw Γ is the mean over pairs of ``d(i, j) · Y(i, j)``, ``Y = 1`` for pairs in
+        different clusters (for two partitions: the mean product of same-cluster indicators).
+        Normalised Γ is the Pearson correlation of the two over pairs, in [-1, 1]
+        (for two partitions: the Matthews correlation of the pair indicators).
+        It is **0.0** by convention when either variable is constant (one cluster,
+        all singletons, all distances equal).
+    working_memory : int, optional
+        Bytes for the distance tiles.
+
+    Returns
+    -------
+    float
+
+    Complexity O(n² d) time, O(working_memory) memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.1]])
+    >>> round(hubert_gamma(X, np.array([0, 0, 1, 1])), 4)
+    0.9997
+    """
+    if getattr(A, "ndim", np.ndim(A)) == 1:
+        return _hubert_gamma_partitions(A, labels, normalized=normalized)
+    X, xp = _prepare(A, metric)
+    n = int(X.shape[0])
+    if n < 2:
+        raise InvalidInputError("Hubert Γ needs at least 2 points")
+    codes, _ = _label_codes(labels, xp, n)
+    sx = sxx = sxy = 0.0
+    for s, D in _distance_blocks(X, metric, working_memory):
+        diff = codes[s : s + D.shape[0], None] != codes[None, :]
+        sx = sx + xp.sum(D)
+        sxx = sxx + xp.sum(D * D)
+        sxy = sxy + xp.sum(xp.where(diff, D, xp.zeros_like(D)))
+    counts = to_numpy(xp.unique_counts(codes)[1]).astype(np.float64)
+    count = float(n) * (n - 1)
+    sy = float(n) * n - float(np.sum(counts * counts))  # ordered pairs in different clusters
+    if not normalized:
+        return float(sxy) / count
+    r = _pearson(float(sx), sy, float(sxx), sy, float(sxy), count)
+    return 0.0 if r is None else r
+
+
+# ---------------------------------------------------------------- cophenetic correlation
+def _cophenetic_tables(Z: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Leaf positions, a sparse max-table over consecutive-leaf merge heights, log2 and 2^k.
+
+    In dendrogram leaf order every cluster is a contiguous run, so the cophenetic distance
+    of the leaves at positions p < q is the largest merge height between consecutive
+    leaves in p..q (for monotone linkages): a range-maximum query, answered in O(1) with a
+    sparse table of maxima over runs of 2^k gaps.
+    """
+    from scipy.cluster.hierarchy import leaves_list  # noqa: PLC0415
+
+    order = leaves_list(Z)
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(n)
+    lo = np.concatenate([pos, np.zeros(n - 1, dtype=np.int64)])
+    hi = lo.copy()
+    gaps = np.zeros(n - 1, dtype=np.float64)
+    for k in range(n - 1):  # each merge joins two adjacent runs: one gap gets its height
+        c1, c2 = int(Z[k, 0]), int(Z[k, 1])
+        gaps[min(hi[c1], hi[c2])] = Z[k, 2]
+        lo[n + k], hi[n + k] = min(lo[c1], lo[c2]), max(hi[c1], hi[c2])
+    levels = [gaps]
+    step = 1
+    while 2 * step <= n - 1:
+        prev = levels[-1]
+        nxt = prev.copy()
+        nxt[: n - 1 - step] = np.maximum(prev[: n - 1 - step], prev[step:])
+        levels.append(nxt)
+        step *= 2
+    lengths = np.arange(n, dtype=np.float64)
+    log2 = np.zeros(n, dtype=np.int64)
+    log2[1:] = np.frexp(lengths[1:])[1] - 1  # exact floor(log2 L) for integers
+    return pos, np.concatenate(levels), log2, (1 << np.arange(len(levels))).astype(np.int64)
+
+
+def cophenetic_correlation(
+    X: Any,
+    *,
+    method: str = "average",
+    metric: str = "euclidean",
+    Z: Any = None,
+    working_memory: int | None = None,
+) -> float:
+    """Cophenetic correlation coefficient (CPCC) of a hierarchical clustering of X.
+
+    The linkage is built on the host with :func:`scipy.cluster.hierarchy.linkage`
+    (O(n²) memory there); the correlation between the engine's pairwise distances and the
+    cophenetic distances is accumulated over distance tiles in X's namespace.
+
+    Parameters
+    ----------
+    X : array of shape (n, d), n >= 3
+    method : {"single", "complete", "average", "weighted", "ward"}
+        Monotone linkages only (centroid/median can invert merge heights).
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+    Z : array of shape (n - 1, 4), optional
+        A precomputed monotone SciPy linkage matrix for X (then ``method`` is ignored).
+    working_memory : int, optional
+
+    Returns
+    -------
+    float in [-1, 1]
+
+    Complexity O(n² d) distances + O(n²) linkage on the host.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [4.0, 0.0], [4.0, 1.5]])
+    >>> round(cophenetic_correlation(X), 4)
+    0.998
+    """
+    from scipy.cluster.hierarchy import is_monotonic, linkage  # noqa: PLC0415
+
+    if metric not in ("euclidean", "sqeuclidean", "cosine", "correlation"):
+        raise InvalidInputError(f"metric must be euclidean, sqeuclidean, cosine or correlation, got {metric!r}")
+    X, xp = _prepare(X, metric)
+    n = int(X.shape[0])
+    if n < 3:
+        raise InvalidInputError(f"CPCC needs at least 3 points, got {n}")
+    if Z is None:
+        if method not in ("single", "complete", "average", "weighted", "ward"):
+            raise InvalidInputError(f"method must be a monotone linkage, got {method!r}")
+        if method == "ward" and metric != "euclidean":
+            raise InvalidInputError("method='ward' needs metric='euclidean'")
+        Z = linkage(to_numpy(X), method=method, metric=metric)
+    Z = np.asarray(to_numpy(Z), dtype=np.float64)
+    if Z.shape != (n - 1, 4) or not is_monotonic(Z):
+        raise InvalidInputError(f"Z must be a monotone linkage of shape ({n - 1}, 4), got {Z.shape}")
+    pos_h, table_h, log2_h, pow2_h = _cophenetic_tables(Z, n)
+    pos, table, log2, pow2 = (from_numpy(a, xp) for a in (pos_h, table_h, log2_h, pow2_h))
+    m = n - 1
+    sums = [0.0] * 5
+    for s, D in _distance_blocks(X, metric, working_memory):
+        pr = pos[s : s + D.shape[0]]
+        lo = xp.reshape(xp.minimum(pr[:, None], pos[None, :]), (-1,))
+        hi = xp.reshape(xp.maximum(pr[:, None], pos[None, :]), (-1,))
+        k = xp.take(log2, hi - lo)
+        i1 = k * m + xp.minimum(lo, m - 1)
+        i2 = k * m + xp.clip(hi - xp.take(pow2, k), min=0)
+        C = xp.maximum(xp.take(table, i1), xp.take(table, i2))
+        C = xp.reshape(xp.where(hi == lo, xp.zeros_like(C), C), D.shape)
+        for j, v in enumerate((D, C, D * D, C * C, D * C)):
+            sums[j] = sums[j] + xp.sum(v)
+    sx, sy, sxx, syy, sxy = (float(v) for v in sums)
+    r = _pearson(sx, sy, sxx, syy, sxy, float(n) * (n - 1))
+    if r is None:
+        raise InvalidInputError("CPCC is undefined: all distances (or all merge heights) are equal")
+    return r
+
+
+# ---------------------------------------------------------------- gap statistic
+@dataclass
+class GapResult:
+    """Result of :func:`gap_statistic` (host NumPy arrays, one entry per K)."""
+
+    k: np.ndarray
+    gap: np.ndarray
+    s_k: np.ndarray  # sd_k * sqrt(1 + 1/B)
+    log_w: np.ndarray  # log W_k of the data
+    ref_log_w: np.ndarray  # mean over B reference sets of log W*_kb
+    sd_k: np.ndarray
+    n_clusters: int  # K chosen by the one-standard-error rule
+    extra: dict = field(default_factory=dict)
+
+
+def within_dispersion(X: Any, labels: Any) -> float:
+    """Pooled within-cluster sum of squares ``W = Σ_r Σ_{i∈r} ||x_i − μ_r||²``.
+
+    (= Σ_r D_r / (2 n_r) with D_r the sum of squared pairwise distances in cluster r.)
+    Complexity O(n d).
+    """
+    xp = array_namespace(X)
+    X = validate_matrix(X, xp)
+    codes, K = _label_codes(labels, xp, int(X.shape[0]))
+    onehot = xp.astype(codes[:, None] == xp.arange(K, device=_device(codes))[None, :], X.dtype)
+    centres = (onehot.T @ X) / xp.sum(onehot, axis=0)[:, None]
+    R = X - xp.take(centres, codes, axis=0)
+    return float(xp.sum(R * R))
+
+
+def _default_clusterer(seed_rng: np.random.Generator) -> Callable[[Any, int], Any]:
+    def fit(X: Any, k: int) -> Any:
+        from ..cluster.kmeans import KMeans  # noqa: PLC0415 - avoids an import cycle
+
+        seed = int(seed_rng.integers(2**31 - 1))
+        return KMeans(k, n_init=3, random_state=seed).fit(X).labels_
+
+    return fit
+
+
+def gap_statistic(
+    X: Any,
+    *,
+    k_range: Any = range(1, 11),
+    B: int = 10,
+    reference: str = "uniform",
+    random_state: Any = None,
+    clusterer: Callable[[Any, int], Any] | None = None,
+) -> GapResult:
+    """Tibshirani's gap statistic with the one-standard-error choice of K.
+
+    ``Gap(K) = mean_b log W*_Kb − log W_K`` where W is :func:`within_dispersion` of the
+    clustering into K groups and W*_Kb that of the b-th of ``B`` reference sets drawn
+    uniformly in the data's bounding box (``reference="uniform"``) or in the box of its
+    principal axes (``"pca"``: centre, rotate by the right singular vectors, draw, rotate
+    back). ``s_K = sd_K sqrt(1 + 1/B)`` with sd_K the population standard deviation of the
+    B values. The chosen K is the smallest K in ``k_range`` with
+    ``Gap(K) >= Gap(K') − s_K'`` for the next K' of ``k_range``; the largest K if none.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    k_range : iterable of int
+        Increasing cluster counts, 1 <= K <= n.
+    B : int
+        Number of reference sets (>= 1).
+    reference : {"uniform", "pca"}
+    random_state : int or None
+        Seeds the reference draws (host NumPy) and the default clusterer.
+    clusterer : callable ``(X, K) -> labels``, optional
+        Default: ``KMeans(K, n_init=3)`` seeded from ``random_state``.
+
+    Returns
+    -------
+    GapResult
+
+    Complexity ``len(k_range) * (B + 1)`` clusterings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.1, (20, 2)), rng.normal(5, 0.1, (20, 2))])
+    >>> gap_statistic(X, k_range=range(1, 5), B=5, random_state=0).n_clusters
+    2
+    """
+    xp = array_namespace(X)
+    X = validate_matrix(X, xp)
+    n, d = int(X.shape[0]), int(X.shape[1])
+    ks = [int(k) for k in k_range]
+    if not ks or any(k < 1 or k > n for k in ks) or any(b <= a for a, b in zip(ks, ks[1:])):
+        raise InvalidInputError(f"k_range must be increasing integers in [1, n={n}], got {ks}")
+    if int(B) < 1:
+        raise InvalidInputError(f"B must be >= 1, got {B}")
+    if reference not in ("uniform", "pca"):
+        raise InvalidInputError(f"reference must be 'uniform' or 'pca', got {reference!r}")
+    rng = np.random.default_rng(random_state)
+    fit = clusterer if clusterer is not None else _default_clusterer(rng)
+    mean = xp.mean(X, axis=0)
+    if reference == "pca":
+        _, _, Vt = xp.linalg.svd(X - mean, full_matrices=False)
+        base = (X - mean) @ Vt.T
+    else:
+        base = X
+    lo, hi = to_numpy(xp.min(base, axis=0)), to_numpy(xp.max(base, axis=0))
+
+    def log_w(data: Any, k: int) -> float:
+        w = within_dispersion(data, fit(data, k))
+        if w <= 0:
+            raise InvalidInputError(f"W is 0 for K={k}: fewer than K distinct points")
+        return math.log(w)
+
+    data_lw = np.array([log_w(X, k) for k in ks])
+    ref = np.empty((int(B), len(ks)))
+    for b in range(int(B)):
+        Zb = from_numpy(rng.uniform(lo, hi, size=(n, base.shape[1])), xp)
+        if reference == "pca":
+            Zb = Zb @ Vt[: base.shape[1], :] + mean
+        Zb = xp.astype(Zb, X.dtype)
+        ref[b] = [log_w(Zb, k) for k in ks]
+    ref_mean = ref.mean(axis=0)
+    sd = ref.std(axis=0)
+    s_k = sd * math.sqrt(1.0 + 1.0 / int(B))
+    gap = ref_mean - data_lw
+    chosen = ks[-1]
+    for i in range(len(ks) - 1):
+        if gap[i] >= gap[i + 1] - s_k[i + 1]:
+            chosen = ks[i]
+            break
+    return GapResult(np.asarray(ks), gap, s_k, data_lw, ref_mean, sd, chosen, {"B": int(B), "d": d})

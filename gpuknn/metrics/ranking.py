@@ -1,0 +1,344 @@
+"""Scores of rankings: ROC curve, ROC AUC, the ROC convex hull and Borda rank aggregation.
+
+Conventions
+-----------
+* ``roc_curve`` keeps **every** distinct score as a threshold (scikit-learn's
+  ``drop_intermediate=False``); the first threshold is ``+inf`` (nothing predicted positive).
+* ``roc_auc_score`` is the trapezoid area under that curve. A run of tied scores is one
+  diagonal segment, so a tied positive/negative pair counts ½ and the AUC equals the
+  Mann–Whitney ``U / (n1 n0)``.
+* ``y_true`` with a single class makes ROC undefined: NaN plus an
+  :class:`UndefinedMetricWarning`. NaN or infinite scores raise :class:`InvalidInputError`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from .._backend import array_namespace, from_numpy, to_numpy
+from ..errors import InvalidInputError
+from .classification import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
+
+__all__ = ["roc_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
+
+
+def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score") -> Any:
+    if isinstance(s, (list, tuple)):
+        s = from_numpy(np.asarray(s, dtype=np.float64), xp)
+    if s.ndim != ndim:
+        raise InvalidInputError(f"{name} must be {ndim}-D, got shape {tuple(s.shape)}")
+    if not xp.isdtype(s.dtype, "real floating"):
+        s = xp.astype(s, xp.float64)
+    if not bool(xp.all(xp.isfinite(s))):
+        raise InvalidInputError(f"{name} contains NaN or infinity")
+    return s
+
+
+def _binary_target(y_true: Any, pos_label: Any, xp: Any) -> Any:
+    """y_true as a float64 0/1 vector of ``xp`` (1 = positive)."""
+    if _is_host_nonnumeric(y_true):
+        y = np.asarray(to_numpy(y_true))
+        classes = np.unique(y)
+        if pos_label is None:
+            raise InvalidInputError(f"pos_label is needed for non-numeric labels {classes.tolist()}")
+        if classes.size > 2:
+            raise InvalidInputError(f"y_true must be binary, got classes {classes.tolist()}")
+        return from_numpy((y == pos_label).astype(np.float64), xp)
+    if isinstance(y_true, (list, tuple)):
+        y_true = from_numpy(np.asarray(y_true), xp)
+    if y_true.ndim != 1:
+        raise InvalidInputError(f"y_true must be 1-D, got shape {tuple(y_true.shape)}")
+    classes = to_numpy(xp.unique_values(y_true))
+    if classes.size > 2:
+        raise InvalidInputError(
+            f"y_true must be binary, got {classes.size} classes; use roc_auc_score with "
+            "(n, C) scores and multi_class='ovr' or 'ovo'"
+        )
+    if pos_label is None:
+        if not (set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}):
+            raise InvalidInputError(f"y_true classes {classes.tolist()} are not {{0, 1}} or {{-1, 1}}; give pos_label")
+        pos_label = 1
+    if isinstance(pos_label, np.generic):
+        pos_label = pos_label.item()  # strict namespaces accept Python scalars only
+    return xp.astype(y_true == pos_label, xp.float64)
+
+
+def _roc_counts(y: Any, s: Any, xp: Any) -> tuple[Any, Any, Any]:
+    """(fps, tps, thresholds) at each distinct score, descending, without the (0, 0) start."""
+    n = int(s.shape[0])
+    order = xp.argsort(s, descending=True, stable=True)
+    ss, yy = xp.take(s, order), xp.take(y, order)
+    last = xp.nonzero(ss[1:] != ss[:-1])[0]  # last position of each run of equal scores
+    idx = xp.concat([xp.astype(last, xp.int64), xp.asarray([n - 1], dtype=xp.int64, device=_device(s))])
+    tps = xp.take(xp.cumulative_sum(yy), idx)
+    fps = xp.astype(idx, xp.float64) + 1.0 - tps
+    return fps, tps, xp.take(ss, idx)
+
+
+def _warn_one_class(what: str) -> None:
+    warnings.warn(f"only one class in y_true: {what} is undefined (NaN)", UndefinedMetricWarning, stacklevel=3)
+
+
+def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any, Any, Any]:
+    """Receiver operating characteristic: false- and true-positive rates per threshold.
+
+    Parameters
+    ----------
+    y_true : array of shape (n,)
+        Binary labels; ``{0, 1}`` or ``{-1, 1}`` unless ``pos_label`` is given.
+    y_score : array of shape (n,)
+        Higher = more positive.
+    pos_label : label, optional
+
+    Returns
+    -------
+    fpr, tpr : float64 arrays of shape (T + 1,)
+        Rates for ``score >= thresholds[i]``, starting at (0, 0).
+    thresholds : array of shape (T + 1,)
+        ``+inf`` then the T distinct scores in decreasing order (no intermediate point is
+        dropped). A single-class ``y_true`` gives NaN rates and an UndefinedMetricWarning.
+
+    Complexity O(n log n) (one sort).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fpr, tpr, thr = roc_curve(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
+    >>> fpr.tolist(), tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    """
+    xp = array_namespace(y_score) if not isinstance(y_score, (list, tuple)) else array_namespace(y_true)
+    s = _check_scores(y_score, xp, 1)
+    y = _binary_target(y_true, pos_label, xp)
+    if y.shape[0] != s.shape[0]:
+        raise InvalidInputError(f"y_true and y_score have different lengths: {y.shape[0]} and {s.shape[0]}")
+    if y.shape[0] == 0:
+        raise InvalidInputError("y_true and y_score are empty")
+    fps, tps, thr = _roc_counts(y, s, xp)
+    zero = xp.zeros(1, dtype=xp.float64, device=_device(s))
+    fps, tps = xp.concat([zero, fps]), xp.concat([zero, tps])
+    thr = xp.concat([xp.full(1, float("inf"), dtype=thr.dtype, device=_device(s)), thr])
+    P, N = float(tps[-1]), float(fps[-1])
+    if P == 0 or N == 0:
+        _warn_one_class("the ROC curve")
+    fpr = fps / N if N > 0 else xp.full_like(fps, float("nan"))
+    tpr = tps / P if P > 0 else xp.full_like(tps, float("nan"))
+    return fpr, tpr, thr
+
+
+def _binary_auc(y: Any, s: Any, xp: Any) -> float:
+    fps, tps, _ = _roc_counts(y, s, xp)
+    P, N = float(tps[-1]), float(fps[-1])
+    if P == 0 or N == 0:
+        _warn_one_class("ROC AUC")
+        return float("nan")
+    zero = xp.zeros(1, dtype=xp.float64, device=_device(s))
+    fps, tps = xp.concat([zero, fps]), xp.concat([zero, tps])
+    # integer counts keep the trapezoid sum exact; one division at the end
+    twice = xp.sum((fps[1:] - fps[:-1]) * (tps[1:] + tps[:-1]))
+    return float(twice) / (2.0 * P * N)
+
+
+def roc_auc_score(
+    y_true: Any,
+    y_score: Any,
+    *,
+    average: str = "macro",
+    multi_class: str = "raise",
+    labels: Any = None,
+) -> float:
+    """Area under the ROC curve (trapezoid rule, ties counted ½ = Mann–Whitney U / (n1 n0)).
+
+    Parameters
+    ----------
+    y_true : array of shape (n,)
+    y_score : array of shape (n,) or (n, C)
+        1-D: scores of the greater of two classes. 2-D: one column per class of ``labels``.
+    average : {"macro", "weighted"}
+        Multi-class averaging: plain mean, or weighted by class prevalence (ovr) / pair
+        prevalence (ovo), as scikit-learn.
+    multi_class : {"raise", "ovr", "ovo"}
+        ``ovr``: each class against the rest with its own column. ``ovo`` (Hand & Till):
+        for every pair (a, b) the mean of AUC(a | b) and AUC(b | a) on the samples of a and b.
+        Scores need not sum to 1.
+    labels : array of shape (C,), optional
+        Classes of the columns; default the sorted classes of ``y_true``.
+
+    Returns
+    -------
+    float
+        NaN (with an UndefinedMetricWarning) when a needed class is missing from y_true.
+
+    Complexity O(n log n) binary, O(C n log n) ovr, O(C² n log n) ovo.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> roc_auc_score(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
+    0.75
+    """
+    if average not in ("macro", "weighted"):
+        raise InvalidInputError(f"average must be 'macro' or 'weighted', got {average!r}")
+    xp = array_namespace(y_score) if not isinstance(y_score, (list, tuple)) else array_namespace(y_true)
+    ndim = 1 if isinstance(y_score, (list, tuple)) and np.ndim(y_score) == 1 else getattr(y_score, "ndim", 2)
+    s = _check_scores(y_score, xp, 2 if ndim == 2 else 1)
+    if ndim == 1:
+        if _is_host_nonnumeric(y_true):
+            classes = np.unique(np.asarray(to_numpy(y_true)))
+        else:
+            yt = from_numpy(np.asarray(y_true), xp) if isinstance(y_true, (list, tuple)) else y_true
+            classes = to_numpy(xp.unique_values(yt))  # C values only
+        if classes.size > 2:
+            raise InvalidInputError(f"y_true has {classes.size} classes: pass (n, C) scores and multi_class")
+        y = _binary_target(y_true, classes[-1] if classes.size else None, xp)
+        if y.shape[0] != s.shape[0] or s.shape[0] == 0:
+            raise InvalidInputError(f"y_true and y_score have different lengths (or none): {y.shape[0]} and {s.shape[0]}")
+        if classes.size < 2:
+            _warn_one_class("ROC AUC")
+            return float("nan")
+        return _binary_auc(y, s, xp)
+    if multi_class not in ("ovr", "ovo"):
+        raise InvalidInputError(f"(n, C) scores need multi_class='ovr' or 'ovo', got {multi_class!r}")
+    _, classes, (codes,) = _encode(y_true, labels=labels, names=("y_true",))
+    codes = from_numpy(to_numpy(codes), xp) if array_namespace(codes) is not xp else codes
+    n, C = int(s.shape[0]), int(s.shape[1])
+    if codes.shape[0] != n:
+        raise InvalidInputError(f"y_true and y_score have different lengths: {codes.shape[0]} and {n}")
+    if int(classes.shape[0]) != C:
+        raise InvalidInputError(f"y_score has {C} columns but there are {int(classes.shape[0])} labels")
+    if bool(xp.any(codes < 0)):
+        raise InvalidInputError("y_true contains labels that are not in labels")
+    if C < 2:
+        _warn_one_class("ROC AUC")
+        return float("nan")
+    scores, weights = [], []
+    if multi_class == "ovr":
+        for c in range(C):
+            yc = xp.astype(codes == c, xp.float64)
+            scores.append(_binary_auc(yc, s[:, c], xp))
+            weights.append(float(xp.sum(yc)) / n)
+    else:
+        for a, b in combinations(range(C), 2):
+            mask = (codes == a) | (codes == b)
+            sub_codes, sub = codes[mask], s[mask]
+            auc_a = _binary_auc(xp.astype(sub_codes == a, xp.float64), sub[:, a], xp)
+            auc_b = _binary_auc(xp.astype(sub_codes == b, xp.float64), sub[:, b], xp)
+            scores.append((auc_a + auc_b) / 2.0)
+            weights.append(float(xp.sum(xp.astype(mask, xp.float64))) / n)
+    sc, w = np.asarray(scores), np.asarray(weights)
+    return float(np.average(sc, weights=w)) if average == "weighted" else float(np.mean(sc))
+
+
+def _average_ranks(s: Any, xp: Any) -> Any:
+    """1-based ranks of ``s`` (ascending) with ties given their mean position."""
+    n = int(s.shape[0])
+    order = xp.argsort(s, stable=True)
+    ss = xp.take(s, order)
+    dev = _device(s)
+    new = xp.concat([xp.ones(1, dtype=xp.bool, device=dev), ss[1:] != ss[:-1]])
+    gid = xp.cumulative_sum(xp.astype(new, xp.int64)) - 1
+    starts = xp.astype(xp.nonzero(new)[0], xp.float64)
+    ends = xp.concat([starts[1:], xp.asarray([float(n)], dtype=xp.float64, device=dev)])
+    mean_rank = (starts + 1.0 + ends) / 2.0  # ranks start+1 .. end
+    return xp.take(xp.take(mean_rank, gid), xp.argsort(order))
+
+
+def borda_rank(scores_list: Any) -> Any:
+    """Borda-count aggregation of several scorings of the same n items.
+
+    Each scoring is turned into ranks 1 (lowest score) .. n (highest), tied scores sharing
+    their mean rank; the result is the **mean rank** over scorings (an affine function of
+    the Borda count), so higher = more positive and it can be fed to :func:`roc_auc_score`.
+
+    Parameters
+    ----------
+    scores_list : sequence of m arrays of shape (n,), or an array of shape (m, n)
+
+    Returns
+    -------
+    float64 array of shape (n,), values in [1, n].
+
+    Complexity O(m n log n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> borda_rank([np.array([0.1, 0.9, 0.5]), np.array([3.0, 2.0, 1.0])]).tolist()
+    [2.0, 2.5, 1.5]
+    """
+    if hasattr(scores_list, "ndim") and scores_list.ndim == 2:
+        xp = array_namespace(scores_list)
+        rows = [scores_list[i, :] for i in range(int(scores_list.shape[0]))]
+    else:
+        rows = list(scores_list)
+        if not rows:
+            raise InvalidInputError("scores_list is empty")
+        xp = array_namespace(*[r for r in rows if hasattr(r, "shape")])
+    rows = [_check_scores(r, xp, 1, name=f"scores_list[{i}]") for i, r in enumerate(rows)]
+    n = int(rows[0].shape[0])
+    if n == 0 or any(int(r.shape[0]) != n for r in rows):
+        raise InvalidInputError(f"scorings must be non-empty and of equal length, got {[int(r.shape[0]) for r in rows]}")
+    total = _average_ranks(rows[0], xp)
+    for r in rows[1:]:
+        total = total + _average_ranks(r, xp)
+    return total / len(rows)
+
+
+def roc_convex_hull(fpr: Any, tpr: Any) -> tuple[Any, Any, Any]:
+    """Upper convex hull of ROC points, from (0, 0) to (1, 1) (Provost & Fawcett).
+
+    Parameters
+    ----------
+    fpr, tpr : arrays of shape (p,)
+        ROC points (e.g. of several classifiers), in [0, 1].
+
+    Returns
+    -------
+    hull_fpr, hull_tpr : float64 arrays of shape (h,)
+        Hull vertices by increasing fpr (collinear points are not vertices).
+    index : int64 array of shape (h,)
+        Position of each vertex in the input; ``-1`` for the corners (0, 0) and (1, 1) when
+        they are not input points. Duplicates resolve to the lowest input position.
+
+    Complexity O(p log p) on the host (p is small: points, not samples).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f, t, i = roc_convex_hull(np.array([0.1, 0.3, 0.5]), np.array([0.5, 0.6, 0.9]))
+    >>> f.tolist(), t.tolist(), i.tolist()
+    ([0.0, 0.1, 0.5, 1.0], [0.0, 0.5, 0.9, 1.0], [-1, 0, 2, -1])
+    """
+    xp = array_namespace(fpr, tpr)
+    f, t = np.asarray(to_numpy(fpr), dtype=np.float64), np.asarray(to_numpy(tpr), dtype=np.float64)
+    if f.ndim != 1 or f.shape != t.shape:
+        raise InvalidInputError(f"fpr and tpr must be 1-D of equal length, got {f.shape} and {t.shape}")
+    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(t))):
+        raise InvalidInputError("fpr/tpr contain NaN or infinity")
+    if f.size and (f.min() < 0 or f.max() > 1 or t.min() < 0 or t.max() > 1):
+        raise InvalidInputError("fpr and tpr must lie in [0, 1]")
+    p = f.size
+    xs = np.concatenate([[0.0, 1.0], f])
+    ys = np.concatenate([[0.0, 1.0], t])
+    idx = np.concatenate([[-1, -1], np.arange(p)])
+    # among identical points the last in sort order survives: corners first, then
+    # input points from the highest position to the lowest
+    pref = np.concatenate([[0, 0], p - np.arange(p)])
+    order = np.lexsort((pref, ys, xs))
+    same_as_next = (xs[order][1:] == xs[order][:-1]) & (ys[order][1:] == ys[order][:-1])
+    order = order[np.concatenate([~same_as_next, [True]])]
+    hull: list[int] = []
+    for j in order:  # Andrew's monotone chain, upper part, left to right
+        while len(hull) >= 2:
+            o, a = hull[-2], hull[-1]
+            cross = (xs[a] - xs[o]) * (ys[j] - ys[o]) - (ys[a] - ys[o]) * (xs[j] - xs[o])
+            if cross < 0:
+                break
+            hull.pop()  # a is below or on the segment o-j: not a vertex
+        hull.append(j)
+    h = np.asarray(hull)
+    return from_numpy(xs[h], xp), from_numpy(ys[h], xp), from_numpy(idx[h].astype(np.int64), xp)
