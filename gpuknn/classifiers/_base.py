@@ -9,8 +9,22 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from ..base import BaseEstimator, check_is_fitted
 from ..errors import InvalidInputError
+from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
 
-__all__ = ["NeighborsClassifierMixin", "encode_labels"]
+__all__ = ["NeighborsClassifierMixin", "encode_labels", "check_n_neighbors"]
+
+
+def check_n_neighbors(value: Any, n_samples: int, name: str = "n_neighbors") -> int:
+    """``value`` as an int in ``[1, n_samples]`` or :class:`InvalidInputError`."""
+    import operator  # noqa: PLC0415
+
+    try:
+        k = operator.index(value)
+    except TypeError:
+        raise InvalidInputError(f"{name} must be an integer, got {value!r}") from None
+    if not 1 <= k <= n_samples:
+        raise InvalidInputError(f"{name} must be in [1, n_samples={n_samples}], got {k}")
+    return k
 
 
 def encode_labels(y: Any, n_samples: int, xp: Any) -> tuple[Any, Any]:
@@ -47,6 +61,24 @@ class NeighborsClassifierMixin(BaseEstimator):
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
         return xp
+
+    def _setup_search(self, algorithm: str, metric: str) -> None:
+        """Resolve ``algorithm`` (``auto``/``brute``/``kd_tree``) and build a tree if needed."""
+        xp = array_namespace(self._fit_X)
+        self._fit_method = resolve_algorithm(algorithm, xp, metric, self.n_features_in_)
+        self._tree = build_tree(self._fit_X) if self._fit_method == "kd_tree" else None
+
+    def _search(self, X: Any, k: int) -> tuple[Any, Any]:
+        """``(distances, indices)`` of the k nearest training rows of validated X."""
+        return neighbors(
+            X, self._fit_X, k, metric=self.metric, algorithm=self._fit_method,
+            working_memory=self.working_memory, tree=self._tree,
+        )
+
+    def _labels_of(self, idx: Any, xp: Any) -> Any:
+        """Class indices of the training rows ``idx`` (any shape)."""
+        flat = xp.take(self._y, xp.reshape(idx, (-1,)))
+        return xp.reshape(flat, idx.shape)
 
     def _check_query(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "_fit_X")

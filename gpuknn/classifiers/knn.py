@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..neighbors import kneighbors, vote_counts
+from ..neighbors import vote_counts
 from ..ops.distance import check_metric
-from ._base import NeighborsClassifierMixin
+from ._base import NeighborsClassifierMixin, check_n_neighbors
 
 __all__ = ["KNeighborsClassifier"]
 
@@ -23,6 +22,11 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
     weights : {"uniform", "distance"}
         ``"distance"`` weighs each neighbour by ``1/d``; a query with zero-distance
         neighbours is decided by those alone (scikit-learn's rule).
+    algorithm : {"auto", "brute", "kd_tree"}
+        ``"brute"``: the tiled GEMM engine (any namespace, any metric). ``"kd_tree"``:
+        SciPy's ``cKDTree`` (NumPy input, euclidean/sqeuclidean only). ``"auto"``: kd_tree
+        when the input is NumPy, the metric euclidean or sqeuclidean and ``d <= 15``, else
+        brute (see :mod:`gpuknn.ops.kdtree`). Both give the same neighbours and tie rule.
     working_memory : int, optional
         Byte budget of a distance tile (see :func:`gpuknn.kneighbors`).
 
@@ -52,11 +56,13 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
         *,
         metric: str = "euclidean",
         weights: str = "uniform",
+        algorithm: str = "auto",
         working_memory: int | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.metric = metric
         self.weights = weights
+        self.algorithm = algorithm
         self.working_memory = working_memory
 
     def fit(self, X: Any, y: Any) -> "KNeighborsClassifier":
@@ -66,38 +72,27 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
             raise InvalidInputError(f"weights must be 'uniform' or 'distance', got {self.weights!r}")
         if self.weights == "distance" and self.metric == "inner":
             raise InvalidInputError("weights='distance' is undefined for metric='inner'")
-        try:
-            k = operator.index(self.n_neighbors)
-        except TypeError:
-            raise InvalidInputError(f"n_neighbors must be an integer, got {self.n_neighbors!r}") from None
         self._fit_data(X, y)
-        if not 1 <= k <= self.n_samples_fit_:
-            raise InvalidInputError(
-                f"n_neighbors must be in [1, n_samples={self.n_samples_fit_}], got {k}"
-            )
+        check_n_neighbors(self.n_neighbors, self.n_samples_fit_)
+        self._setup_search(self.algorithm, self.metric)
         return self
 
     def kneighbors(self, X: Any, n_neighbors: int | None = None, return_distance: bool = True):
         """Neighbours of X among the training rows: ``(distances, indices)`` (n, k)."""
         X, _ = self._check_query(X)
         k = self.n_neighbors if n_neighbors is None else n_neighbors
-        return kneighbors(
-            X, self._fit_X, k, metric=self.metric, working_memory=self.working_memory,
-            return_distance=return_distance,
-        )
+        k = check_n_neighbors(k, self.n_samples_fit_)
+        dist, idx = self._search(X, k)
+        return (dist, idx) if return_distance else idx
 
     def _counts(self, X: Any) -> Any:
         X, xp = self._check_query(X)
-        dist, idx = kneighbors(
-            X, self._fit_X, self.n_neighbors, metric=self.metric,
-            working_memory=self.working_memory,
-        )
-        labels = xp.take(self._y, xp.reshape(idx, (-1,)))
-        labels = xp.reshape(labels, idx.shape)
+        dist, idx = self._search(X, self.n_neighbors)
+        labels = self._labels_of(idx, xp)
         n_classes = int(self.classes_.shape[0])
         return vote_counts(
             labels, [self.n_neighbors], n_classes=n_classes, distances=dist, weights=self.weights
-        )[0], xp
+        )[0, ...], xp
 
     def predict(self, X: Any) -> Any:
         """Predicted labels, shape (n_queries,)."""
