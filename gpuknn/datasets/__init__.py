@@ -1,0 +1,52 @@
+"""Data loaders: Fashion-MNIST (IDX), KEEL/CSV files, opt-in download, synthetic sets.
+
+Loaders read on the host with NumPy and return arrays in the namespace ``xp`` asked for
+(``None`` = NumPy). Missing data raises :class:`~gpuknn.errors.DataNotFoundError` (with the
+paths tried and how to get it); damaged data raises :class:`~gpuknn.errors.CorruptDataError`
+naming the file and what is wrong. Nothing is downloaded unless a caller asks.
+"""
+
+from __future__ import annotations
+
+from .download import (
+    FASHION_MNIST_FILES,
+    FASHION_MNIST_MD5,
+    FASHION_MNIST_RAW_SHA256,
+    FASHION_MNIST_SHA256,
+    OFFICIAL_URL,
+    download_fashion_mnist,
+    sha256_file,
+)
+from .fashion_mnist import (
+    FASHION_MNIST_CLASSES,
+    SYSTEM_DATA_DIR,
+    fashion_mnist_search_path,
+    find_fashion_mnist,
+    load_fashion_mnist,
+)
+from .idx import read_idx, write_idx
+from .keel import MISSING_TOKENS, KeelData, load_keel
+from .synthetic import make_classification_images, make_fashion_mnist_like, make_gaussian_classes
+
+__all__ = [
+    "FASHION_MNIST_CLASSES",
+    "FASHION_MNIST_FILES",
+    "FASHION_MNIST_MD5",
+    "FASHION_MNIST_RAW_SHA256",
+    "FASHION_MNIST_SHA256",
+    "KeelData",
+    "MISSING_TOKENS",
+    "OFFICIAL_URL",
+    "SYSTEM_DATA_DIR",
+    "download_fashion_mnist",
+    "fashion_mnist_search_path",
+    "find_fashion_mnist",
+    "load_fashion_mnist",
+    "load_keel",
+    "make_classification_images",
+    "make_fashion_mnist_like",
+    "make_gaussian_classes",
+    "read_idx",
+    "sha256_file",
+    "write_idx",
+]

@@ -1,0 +1,188 @@
+"""KEEL .dat / CSV loader."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from gpuknn._backend import array_namespace, to_numpy
+from gpuknn.datasets import load_keel
+from gpuknn.errors import CorruptDataError, DataNotFoundError, InvalidInputError
+
+KEEL = """\
+% a comment before the header
+@relation toy-imb
+@attribute Mcg real [0.0, 0.89]
+@attribute Gvh real [0.16, 1.0]
+@attribute Lip {0.48, 1.0}
+@attribute Class {positive, negative}
+@inputs Mcg, Gvh, Lip
+@outputs Class
+@data
+0.49, 0.29, 0.48, negative
+% a comment inside the data
+  0.07 ,0.40,1.0,  positive
+
+0.56, 0.40, 0.48, negative
+0.59, 0.49, 1.0, negative
+"""
+
+
+def write(tmp_path, text, name="toy.dat"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_keel_with_header(tmp_path):
+    d = load_keel(write(tmp_path, KEEL))
+    assert d.relation == "toy-imb"
+    assert d.feature_names == ["Mcg", "Gvh", "Lip"]
+    assert d.classes == ["positive", "negative"]  # declared order; classes[0] = positive
+    np.testing.assert_array_equal(d.y, ["negative", "positive", "negative", "negative"])
+    expected = np.array([[0.49, 0.29, 0], [0.07, 0.40, 1], [0.56, 0.40, 0], [0.59, 0.49, 1]])
+    np.testing.assert_array_equal(d.X, expected)  # nominal Lip coded in declared order
+    assert d.X.dtype == np.float64
+    assert d.nominal_values == {"Lip": ("0.48", "1.0")}
+    np.testing.assert_array_equal(d.y_codes, [1, 0, 1, 1])
+    assert d.n_dropped == 0
+
+
+def test_declared_class_order_wins_over_data_order(tmp_path):
+    text = KEEL.replace("{positive, negative}", "{negative, positive}")
+    assert load_keel(write(tmp_path, text)).classes == ["negative", "positive"]
+
+
+def test_outputs_default_to_last_attribute_and_inputs_reordered(tmp_path):
+    text = """\
+    @relation r
+    @attribute a integer [0, 9]
+    @attribute b REAL
+    @attribute label {x,y}
+    @data
+    1, 2.5, y
+    3, 4.5, x
+    """
+    d = load_keel(write(tmp_path, text))
+    assert d.feature_names == ["a", "b"] and d.classes == ["x", "y"]
+    np.testing.assert_array_equal(d.X, [[1, 2.5], [3, 4.5]])
+    text2 = text.replace("@data", "@inputs b, a\n    @outputs label\n    @data")
+    d2 = load_keel(write(tmp_path, text2, "r2.dat"))
+    assert d2.feature_names == ["b", "a"]
+    np.testing.assert_array_equal(d2.X, [[2.5, 1], [4.5, 3]])
+
+
+def test_output_not_last_column(tmp_path):
+    text = """\
+    @relation r
+    @attribute Class{pos,neg}
+    @attribute f1 real
+    @inputs f1
+    @outputs Class
+    @data
+    neg, 1.0
+    pos, 2.0
+    """
+    d = load_keel(write(tmp_path, text))
+    assert d.feature_names == ["f1"] and d.classes == ["pos", "neg"]
+    np.testing.assert_array_equal(d.y, ["neg", "pos"])
+
+
+def test_csv_without_header(tmp_path):
+    p = write(tmp_path, "1.0, 2.0, cat\n3.0 ,4.0,dog\n5,6, cat\n", "plain.csv")
+    d = load_keel(p)
+    assert d.relation == "plain" and d.feature_names == ["x0", "x1"]
+    assert d.classes == ["cat", "dog"]  # order of first appearance
+    np.testing.assert_array_equal(d.X, [[1, 2], [3, 4], [5, 6]])
+    np.testing.assert_array_equal(d.y, ["cat", "dog", "cat"])
+
+
+def test_csv_with_names_row_and_whitespace_delimiter(tmp_path):
+    d = load_keel(write(tmp_path, "a,b,class\n1,2,p\n3,4,n\n", "named.csv"))
+    assert d.feature_names == ["a", "b"] and d.X.shape == (2, 2)
+    d = load_keel(write(tmp_path, "1 2   p\n3\t4 n\n", "ws.txt"))
+    np.testing.assert_array_equal(d.X, [[1, 2], [3, 4]])
+    assert d.classes == ["p", "n"]
+
+
+def test_numeric_string_labels_kept_as_written(tmp_path):
+    d = load_keel(write(tmp_path, "0.5,1\n0.7,0\n0.1,1\n", "num.csv"))
+    assert d.classes == ["1", "0"] and d.y.dtype.kind == "U"
+
+
+def test_missing_values_raise_with_line_and_column(tmp_path):
+    text = KEEL.replace("0.56, 0.40", "0.56, ?")
+    p = write(tmp_path, text)
+    with pytest.raises(CorruptDataError, match=r"toy\.dat, line 14: missing value '\?' in column 'Gvh'.*drop_missing=True"):
+        load_keel(p)
+
+
+def test_missing_values_dropped(tmp_path):
+    text = KEEL.replace("0.56, 0.40", "0.56, ?").replace("0.59, 0.49, 1.0, negative", "0.59, 0.49, 1.0, <null>")
+    d = load_keel(write(tmp_path, text), drop_missing=True)
+    assert d.n_dropped == 2 and d.X.shape == (2, 3)
+    np.testing.assert_array_equal(d.y, ["negative", "positive"])
+
+
+def test_wrong_field_count_names_line(tmp_path):
+    p = write(tmp_path, KEEL.replace("0.59, 0.49, 1.0, negative", "0.59, 0.49, negative"))
+    with pytest.raises(CorruptDataError, match=r"toy\.dat, line 15: 3 field\(s\), expected 4"):
+        load_keel(p)
+    p = write(tmp_path, "1,2,a\n1,2,3,a\n", "bad.csv")
+    with pytest.raises(CorruptDataError, match=r"bad\.csv, line 2: 4 field\(s\), expected 3"):
+        load_keel(p)
+
+
+def test_non_numeric_value_names_line_and_column(tmp_path):
+    p = write(tmp_path, KEEL.replace("0.49, 0.29", "0.49, abc"))
+    with pytest.raises(CorruptDataError, match=r"toy\.dat, line 10: non-numeric value 'abc' in column 'Gvh'"):
+        load_keel(p)
+
+
+def test_undeclared_nominal_and_class_values(tmp_path):
+    p = write(tmp_path, KEEL.replace("0.29, 0.48", "0.29, 0.77"))
+    with pytest.raises(CorruptDataError, match=r"line 10: value '0\.77' of nominal column 'Lip'"):
+        load_keel(p)
+    p = write(tmp_path, KEEL.replace("1.0, negative", "1.0, maybe"))
+    with pytest.raises(CorruptDataError, match=r"line 15: class 'maybe' is not among the declared"):
+        load_keel(p)
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ("@attribute Mcg string", r"line 3: attribute 'Mcg' has unsupported type"),
+        ("@attribute Mcg {a, b", r"line 3: nominal values of 'Mcg' lack"),
+        ("@foo bar", r"line 3: unknown header keyword @foo"),
+    ],
+)
+def test_malformed_header(tmp_path, bad, match):
+    p = write(tmp_path, KEEL.replace("@attribute Mcg real [0.0, 0.89]", bad))
+    with pytest.raises(CorruptDataError, match=match):
+        load_keel(p)
+
+
+def test_header_without_data_and_unknown_output(tmp_path):
+    with pytest.raises(CorruptDataError, match="no @data line"):
+        load_keel(write(tmp_path, "@relation r\n@attribute a real\n", "h.dat"))
+    with pytest.raises(CorruptDataError, match=r"'Nope' is not an @attribute"):
+        load_keel(write(tmp_path, KEEL.replace("@outputs Class", "@outputs Nope")))
+    with pytest.raises(CorruptDataError, match="no data rows"):
+        load_keel(write(tmp_path, "@relation r\n@attribute a real\n@attribute c {p}\n@data\n", "e.dat"))
+
+
+def test_missing_file_and_bad_dtype(tmp_path):
+    with pytest.raises(DataNotFoundError, match="no such file"):
+        load_keel(tmp_path / "absent.dat")
+    with pytest.raises(InvalidInputError, match="dtype"):
+        load_keel(write(tmp_path, KEEL), dtype="int32")
+
+
+def test_namespace_and_dtype(tmp_path, xp):
+    d = load_keel(write(tmp_path, KEEL), xp=xp, dtype="float32")
+    assert array_namespace(d.X).__name__ == xp.__name__
+    assert d.X.dtype == xp.float32
+    assert isinstance(d.y, np.ndarray)
+    np.testing.assert_allclose(to_numpy(d.X)[1], [0.07, 0.40, 1.0], rtol=1e-6)
