@@ -97,9 +97,10 @@ def _load(args, xp):
     from ..model_selection.splitters import train_test_split
 
     if args.synthetic:
-        X, y = datasets.make_classification_images(args.synthetic, random_state=args.seed)
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=1 / 7, random_state=args.seed, stratify=y)
-        names = [f"class {c}" for c in range(int(y.max()) + 1)]
+        n_test = max(10, args.synthetic // 7)
+        Xtr, ytr, Xte, yte = datasets.make_fashion_mnist_like(
+            args.synthetic - n_test, n_test, random_state=args.seed, dtype=args.dtype)
+        names = [f"class {c}" for c in range(10)]
         source = f"synthetic ({args.synthetic} images)"
     else:
         Xtr, ytr, Xte, yte = datasets.load_fashion_mnist(data_dir=args.data_dir, dtype=args.dtype)
