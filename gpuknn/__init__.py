@@ -1,34 +1,74 @@
-"""gpuknn: exact k-nearest neighbours, PCA and model evaluation on CuPy or NumPy."""
+"""gpuknn: exact k-nearest neighbours, PCA and model evaluation on CuPy or NumPy.
+
+Inputs decide the array namespace (NumPy, CuPy, any array-API library); results come back in
+it. Sub-packages: :mod:`gpuknn.metrics`, :mod:`gpuknn.cluster`, :mod:`gpuknn.model_selection`,
+:mod:`gpuknn.linalg`, :mod:`gpuknn.datasets`, :mod:`gpuknn.resampling`.
+"""
 
 from __future__ import annotations
 
-from .classifiers import KNeighborsClassifier
+from . import cluster, datasets, linalg, metrics, model_selection
+from .classifiers import (
+    CDNNClassifier,
+    ECDNNClassifier,
+    KNeighborsClassifier,
+    NearestCentroid,
+    RadiusNeighborsClassifier,
+)
+from .cluster import FuzzyCMeans, KMeans
+from .datasets import load_fashion_mnist, load_keel
+from .decomposition import PCA
 from .errors import (
     ConvergenceWarning,
     CorruptDataError,
     DataNotFoundError,
+    DeviceUnavailableError,
     GpuknnError,
     InvalidInputError,
     NotFittedError,
 )
-
+from .model_selection import (
+    KFold,
+    RepeatedStratifiedKFold,
+    StratifiedKFold,
+    train_test_split,
+)
 from .neighbors import kneighbors, vote_counts, votes_for_many_k
 from .ops.distance import pairwise_distances, pairwise_distances_chunked
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CDNNClassifier",
     "ConvergenceWarning",
     "CorruptDataError",
     "DataNotFoundError",
+    "DeviceUnavailableError",
+    "ECDNNClassifier",
+    "FuzzyCMeans",
     "GpuknnError",
     "InvalidInputError",
+    "KFold",
+    "KMeans",
     "KNeighborsClassifier",
+    "NearestCentroid",
     "NotFittedError",
+    "PCA",
+    "RadiusNeighborsClassifier",
+    "RepeatedStratifiedKFold",
+    "StratifiedKFold",
     "__version__",
+    "cluster",
+    "datasets",
     "kneighbors",
+    "linalg",
+    "load_fashion_mnist",
+    "load_keel",
+    "metrics",
+    "model_selection",
     "pairwise_distances",
     "pairwise_distances_chunked",
+    "train_test_split",
     "vote_counts",
     "votes_for_many_k",
 ]

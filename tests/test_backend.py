@@ -1,0 +1,79 @@
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpuknn
+from gpuknn import DeviceUnavailableError, InvalidInputError
+from gpuknn._backend import (
+    array_namespace,
+    default_working_memory,
+    from_numpy,
+    is_out_of_memory,
+    resolve_device,
+    to_numpy,
+    validate_matrix,
+)
+
+
+def test_import_does_not_load_cupy_or_matplotlib():
+    code = "import sys, gpuknn; print('cupy' in sys.modules, 'matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_public_names_resolve():
+    for name in gpuknn.__all__:
+        assert getattr(gpuknn, name) is not None
+
+
+def test_resolve_device(monkeypatch):
+    monkeypatch.delenv("GPUKNN_DEVICE", raising=False)
+    assert "numpy" in resolve_device("cpu").__name__
+    with pytest.raises(InvalidInputError, match="device"):
+        resolve_device("tpu")
+    monkeypatch.setattr("gpuknn._backend._import_cupy", lambda: None)
+    assert "numpy" in resolve_device("auto").__name__
+    with pytest.raises(DeviceUnavailableError, match="CuPy"):
+        resolve_device("gpu")
+    monkeypatch.setenv("GPUKNN_DEVICE", "cpu")
+    assert "numpy" in resolve_device("gpu").__name__  # the environment overrides
+
+
+def test_namespace_round_trip(xp, to_xp):
+    a = to_xp(np.arange(6.0).reshape(2, 3))
+    assert array_namespace(a) is not None
+    np.testing.assert_array_equal(to_numpy(a), np.arange(6.0).reshape(2, 3))
+    b = from_numpy(np.ones(3), array_namespace(a))
+    assert type(b) is type(a)
+    assert "numpy" in array_namespace([1, 2], None).__name__
+
+
+def test_validate_matrix(xp, to_xp):
+    ns = array_namespace(to_xp(np.zeros(1)))
+    X = validate_matrix(to_xp(np.arange(6).reshape(2, 3)), ns)
+    assert X.dtype == ns.float64
+    X32 = validate_matrix(to_xp(np.zeros((2, 2), dtype=np.float32)), ns)
+    assert X32.dtype == ns.float32
+    with pytest.raises(InvalidInputError, match="2-D"):
+        validate_matrix(to_xp(np.zeros(3)), ns)
+    with pytest.raises(InvalidInputError, match="empty"):
+        validate_matrix(to_xp(np.zeros((0, 3))), ns)
+    bad = np.zeros((12, 2))
+    bad[[1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0], 0] = np.nan
+    with pytest.raises(InvalidInputError, match=r"11 row\(s\): 0, 1, 3.*\.\.\."):
+        validate_matrix(to_xp(bad), ns, name="X")
+
+
+def test_working_memory_and_oom_detection(monkeypatch):
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", "1e6")
+    assert default_working_memory(array_namespace(np.zeros(1))) == 1_000_000
+    monkeypatch.delenv("GPUKNN_WORKING_MEMORY")
+    assert default_working_memory(array_namespace(np.zeros(1))) == 1 << 30
+
+    class OutOfMemoryError(Exception):
+        pass
+
+    assert is_out_of_memory(MemoryError()) and is_out_of_memory(OutOfMemoryError("x"))
+    assert not is_out_of_memory(ValueError("bad"))
