@@ -1,0 +1,262 @@
+"""Sampler plumbing shared by every resampling method.
+
+* Labels are encoded **on the host** (``numpy.unique``): y may be a numeric array of any
+  namespace or a host array/list of strings. Only class counts and indices cross to the
+  host; X never leaves its namespace.
+* ``sampling_strategy`` follows imbalanced-learn's ``check_sampling_strategy`` exactly
+  (strings, float, dict, list, callable) and gives ``sampling_strategy_``, a dict
+  ``{label: n}`` sorted by label.
+* Neighbour searches go through :func:`gpuknn.neighbors.kneighbors`; :func:`self_neighbors`
+  removes each sample from its own list **by index** (not by dropping column 0), so an exact
+  duplicate with a lower index stays a neighbour.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from ..base import BaseEstimator
+from ..errors import InvalidInputError
+from ..neighbors import kneighbors
+
+__all__ = ["BaseSampler", "Labels", "encode_labels", "check_sampling_strategy", "self_neighbors", "gather", "take_rows"]
+
+_KINDS = ("minority", "majority", "not minority", "not majority", "all", "auto")
+
+
+@dataclass
+class Labels:
+    """Host-side view of y: sorted classes, codes (n,), counts, first occurrence per class."""
+
+    classes: np.ndarray
+    codes: np.ndarray
+    counts: np.ndarray
+    first: np.ndarray
+
+    @property
+    def minority(self) -> int:
+        """Smallest class; ties -> lowest class (imblearn's ``np.unique``-based counts)."""
+        return int(np.argmin(self.counts))
+
+    @property
+    def majority(self) -> int:
+        return int(np.argmax(self.counts))
+
+    @property
+    def minority_first_seen(self) -> int:
+        """Smallest class; ties -> the class seen first in y (imblearn's ``Counter(y)`` rule,
+        used by CNN, OSS and NCL)."""
+        tied = np.flatnonzero(self.counts == self.counts.min())
+        return int(tied[np.argmin(self.first[tied])])
+
+    def label(self, code: int) -> Any:
+        v = self.classes[code]
+        return v.item() if isinstance(v, np.generic) else v
+
+    def codes_xp(self, xp: Any, device: Any = None) -> Any:
+        return from_numpy(self.codes, xp, device=device)
+
+
+def encode_labels(y: Any, n_samples: int) -> Labels:
+    """Encode y on the host; raise :class:`InvalidInputError` for bad shapes, NaN, one class."""
+    y_host = np.asarray(to_numpy(y)) if hasattr(y, "shape") else np.asarray(y)
+    if y_host.ndim != 1:
+        raise InvalidInputError(f"y must be 1-D, got shape {y_host.shape}")
+    if y_host.shape[0] != n_samples:
+        raise InvalidInputError(f"X has {n_samples} samples but y has {y_host.shape[0]}")
+    if y_host.dtype.kind == "f" and not np.all(np.isfinite(y_host)):
+        bad = np.flatnonzero(~np.isfinite(y_host))
+        raise InvalidInputError(f"y contains NaN or infinity at {bad.size} position(s): {bad[:10].tolist()}")
+    classes, first, codes, counts = np.unique(
+        y_host, return_index=True, return_inverse=True, return_counts=True
+    )
+    if classes.shape[0] < 2:
+        raise InvalidInputError(
+            f"y needs at least 2 classes to resample, got {classes.shape[0]}: {classes.tolist()}"
+        )
+    return Labels(classes, codes.astype(np.int64).reshape(-1), counts.astype(np.int64), first)
+
+
+def _code_of(lab: Labels, label: Any, what: str) -> int:
+    pos = np.flatnonzero(lab.classes == label)
+    if pos.size == 0:
+        raise InvalidInputError(f"{what}: class {label!r} is not present in y {lab.classes.tolist()}")
+    return int(pos[0])
+
+
+def check_sampling_strategy(strategy: Any, lab: Labels, sampling_type: str) -> dict[int, int]:
+    """imbalanced-learn's target dict, keyed by class code, sorted.
+
+    ``sampling_type`` is ``"over-sampling"`` (value = samples to **add**), ``"under-sampling"``
+    (samples to **keep**) or ``"clean-sampling"`` (the classes that may lose samples; values
+    are the minority count, unused). ``"auto"`` = ``"not majority"`` for over-samplers and
+    ``"not minority"`` otherwise. Majority/minority ties go to the lowest class.
+    """
+    cnt, n_cls = lab.counts, lab.counts.shape[0]
+    n_min, n_maj, c_min, c_maj = int(cnt.min()), int(cnt.max()), lab.minority, lab.majority
+    over = sampling_type == "over-sampling"
+    if isinstance(strategy, str):
+        if strategy not in _KINDS:
+            raise InvalidInputError(f"sampling_strategy string must be one of {_KINDS}, got {strategy!r}")
+        if strategy == "auto":
+            strategy = "not majority" if over else "not minority"
+        if strategy == "minority" and not over:
+            raise InvalidInputError("sampling_strategy='minority' cannot be used to under-sample or clean")
+        if strategy == "majority" and over:
+            raise InvalidInputError("sampling_strategy='majority' cannot be used with an over-sampler")
+        chosen = {
+            "minority": [c_min],
+            "majority": [c_maj],
+            "not minority": [c for c in range(n_cls) if c != c_min],
+            "not majority": [c for c in range(n_cls) if c != c_maj],
+            "all": list(range(n_cls)),
+        }[strategy]
+        return {c: (n_maj - int(cnt[c])) if over else n_min for c in chosen}
+    if isinstance(strategy, (list, tuple)):
+        if sampling_type != "clean-sampling":
+            raise InvalidInputError("sampling_strategy can be a list only for cleaning samplers")
+        return {c: n_min for c in sorted({_code_of(lab, s, "sampling_strategy") for s in strategy})}
+    if isinstance(strategy, numbers.Real) and not isinstance(strategy, bool):
+        return _float_strategy(float(strategy), lab, sampling_type)
+    if callable(strategy) and not isinstance(strategy, dict):
+        strategy = strategy(lab.classes[lab.codes])
+    if isinstance(strategy, dict):
+        return _dict_strategy(strategy, lab, sampling_type)
+    raise InvalidInputError(f"unsupported sampling_strategy {strategy!r}")
+
+
+def _float_strategy(ratio: float, lab: Labels, sampling_type: str) -> dict[int, int]:
+    if not 0.0 < ratio <= 1.0:
+        raise InvalidInputError(f"a float sampling_strategy must be in (0, 1], got {ratio}")
+    if lab.counts.shape[0] != 2:
+        raise InvalidInputError("a float sampling_strategy needs a binary y; use a dict")
+    cnt = lab.counts
+    if sampling_type == "over-sampling":
+        out = {c: int(cnt.max() * ratio - cnt[c]) for c in range(2) if c != lab.majority}
+        if any(v <= 0 for v in out.values()):
+            raise InvalidInputError(f"sampling_strategy={ratio} would remove minority samples; increase it")
+        return out
+    if sampling_type == "under-sampling":
+        out = {c: int(cnt.min() / ratio) for c in range(2) if c != lab.minority}
+        if any(v > cnt[c] for c, v in out.items()):
+            raise InvalidInputError(f"sampling_strategy={ratio} would add majority samples; increase it")
+        return out
+    raise InvalidInputError("cleaning samplers do not take a float sampling_strategy")
+
+
+def _dict_strategy(strategy: dict, lab: Labels, sampling_type: str) -> dict[int, int]:
+    if sampling_type == "clean-sampling":
+        raise InvalidInputError("cleaning samplers take a list of classes, not a dict")
+    out = {}
+    for label, n in strategy.items():
+        c = _code_of(lab, label, "sampling_strategy")
+        n, have = int(n), int(lab.counts[c])
+        if n < 0:
+            raise InvalidInputError(f"sampling_strategy asks {n} samples for class {label!r}")
+        if sampling_type == "over-sampling":
+            if n < have:
+                raise InvalidInputError(f"class {label!r} has {have} samples; over-sampling cannot ask {n}")
+            out[c] = n - have
+        else:
+            if n > have:
+                raise InvalidInputError(f"class {label!r} has {have} samples; under-sampling cannot ask {n}")
+            out[c] = n
+    return dict(sorted(out.items()))
+
+
+def self_neighbors(
+    X: Any, k: int, *, rows: Any = None, metric: str = "euclidean", working_memory: int | None = None
+) -> Any:
+    """Indices (m, k) of the k nearest *other* samples of X for each query row.
+
+    ``rows`` (host int array, optional) picks the query rows; default all. One call to
+    :func:`kneighbors` with k+1, then the query's own index is removed (the last column
+    when the query is not in its list, which only happens among exact duplicates).
+    Ties: lower index first.
+    """
+    xp = array_namespace(X)
+    n = int(X.shape[0])
+    if k + 1 > n:
+        raise InvalidInputError(f"{k} neighbours need at least {k + 1} samples, got {n}")
+    dev = device_of(X)
+    ids = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    ids_x = from_numpy(ids, xp, device=dev)
+    Q = X if rows is None else xp.take(X, ids_x, axis=0)
+    idx = kneighbors(Q, X, k + 1, metric=metric, working_memory=working_memory, return_distance=False)
+    is_self = idx == ids_x[:, None]
+    last = xp.arange(k + 1, device=dev)[None, :] == k
+    drop = xp.where(xp.any(is_self, axis=1, keepdims=True), is_self, last)
+    order = xp.argsort(xp.astype(drop, xp.int8), axis=1, stable=True)[:, :k]
+    return xp.take_along_axis(idx, order, axis=1)
+
+
+def gather(v: Any, idx: Any) -> Any:
+    """``v[idx]`` for a 1-D ``v`` and an index array of any shape (strict array API)."""
+    xp = array_namespace(v, idx)
+    return xp.reshape(xp.take(v, xp.reshape(idx, (-1,))), idx.shape)
+
+
+def take_rows(a: Any, idx: np.ndarray) -> Any:
+    """Rows ``idx`` (host ints) of ``a``: host arrays stay host, xp arrays stay xp."""
+    if isinstance(a, np.ndarray):
+        return a[idx]
+    if isinstance(a, (list, tuple)):
+        return np.asarray(a)[idx]
+    xp = array_namespace(a)
+    return xp.take(a, from_numpy(np.asarray(idx, dtype=np.int64), xp, device=device_of(a)), axis=0)
+
+
+class BaseSampler(BaseEstimator):
+    """``fit_resample(X, y)`` for every sampler; subclasses implement ``_resample``.
+
+    ``_resample(X, lab, xp)`` returns either host int64 indices (then ``sample_indices_`` is
+    set and the output is those rows of X and y) or a tuple ``(X_new, codes_new)`` of
+    generated rows (xp) and their class codes (host), appended after the original data.
+    """
+
+    _sampling_type = "clean-sampling"
+
+    def fit(self, X: Any, y: Any) -> "BaseSampler":
+        """Run :meth:`fit_resample` and return self (imbalanced-learn's ``fit``)."""
+        self.fit_resample(X, y)
+        return self
+
+    def fit_resample(self, X: Any, y: Any) -> tuple[Any, Any]:
+        """Resample ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array of shape (n, d), any array-API namespace (integers become float64)
+        y : array of shape (n,), numeric in any namespace, or host strings
+
+        Returns
+        -------
+        X_res : array of shape (m, d), X's namespace
+        y_res : array of shape (m,), y's namespace (lists become NumPy)
+        """
+        xp = array_namespace(X)
+        X = validate_matrix(X, xp, name="X")
+        lab = encode_labels(y, int(X.shape[0]))
+        self._strategy = check_sampling_strategy(self.sampling_strategy, lab, self._sampling_type)
+        self.sampling_strategy_ = {lab.label(c): n for c, n in self._strategy.items()}
+        self.n_features_in_ = int(X.shape[1])
+        out = self._resample(X, lab, xp)
+        if isinstance(out, tuple):
+            X_new, codes_new = out
+            if X_new is None or X_new.shape[0] == 0:
+                return X, y if not isinstance(y, (list, tuple)) else np.asarray(y)
+            y_new = take_rows(y, lab.first[codes_new])
+            return xp.concat([X, X_new], axis=0), _concat_labels(y, y_new)
+        self.sample_indices_ = np.asarray(out, dtype=np.int64)
+        return take_rows(X, self.sample_indices_), take_rows(y, self.sample_indices_)
+
+
+def _concat_labels(y: Any, y_new: Any) -> Any:
+    if isinstance(y, (np.ndarray, list, tuple)):
+        return np.concatenate([np.asarray(y), y_new])
+    return array_namespace(y).concat([y, y_new], axis=0)

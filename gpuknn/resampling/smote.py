@@ -1,0 +1,248 @@
+"""SMOTE (Chawla et al. 2002) and its two cleaned variants, SMOTE + Tomek links and
+SMOTE + ENN (Batista et al. 2004), as in imbalanced-learn.
+
+The k minority neighbours of every minority sample come from one batched
+:func:`gpuknn.neighbors.kneighbors` call per class; the random choices (base sample,
+neighbour, step) are drawn on the host and all new rows are built in one vectorised
+expression in X's namespace.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .._backend import device_of, from_numpy, to_numpy
+from ..errors import InvalidInputError
+from ._base import BaseSampler, Labels, self_neighbors
+from .cleaning import EditedNearestNeighbours, TomekLinks
+
+__all__ = ["SMOTE", "SMOTETomek", "SMOTEENN"]
+
+
+class SMOTE(BaseSampler):
+    """Synthetic minority over-sampling: new points on segments between neighbours.
+
+    For each class to over-sample, a new point is ``x_i + u (x_nn - x_i)`` with ``x_i`` a
+    uniformly drawn member of the class, ``x_nn`` one of its ``k_neighbors`` nearest
+    members (uniform; the point itself excluded) and ``u ~ U[0, 1)``.
+
+    Parameters
+    ----------
+    sampling_strategy : str, float, dict or callable, default "auto"
+        ``"auto"`` = every class but the majority is brought to the majority's count.
+    random_state : int, Generator or None
+    k_neighbors : int, default 5
+        Each over-sampled class needs at least ``k_neighbors + 1`` samples.
+    metric, working_memory
+        Passed to :func:`gpuknn.kneighbors`.
+
+    Attributes
+    ----------
+    sampling_strategy_ : dict ``{label: samples added}``
+    base_indices_, neighbor_indices_ : int64 arrays (n_new,)
+        Indices into the input of each new point's base sample and chosen neighbour
+        (not in imbalanced-learn; they make the construction checkable).
+
+    Notes
+    -----
+    The output is X followed by the new rows, class by class (sorted labels), as in
+    imbalanced-learn. The random stream differs (``numpy.random.default_rng``: base rows,
+    neighbour columns and steps drawn per class), so the points differ for the same seed.
+    Complexity: O(n_c² d) per class for the search, O(n_new d) to build.
+
+    Raises
+    ------
+    InvalidInputError
+        A class to over-sample has fewer than ``k_neighbors + 1`` samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [5.0, 5.0], [6.0, 5.0], [5.0, 6.0], [6.0, 6.0]])
+    >>> y = np.array([1, 1, 1, 0, 0, 0, 0])
+    >>> Xr, yr = SMOTE(k_neighbors=2, random_state=0).fit_resample(X, y)
+    >>> Xr.shape, int(yr.sum())
+    ((8, 2), 4)
+    """
+
+    _sampling_type = "over-sampling"
+
+    def __init__(
+        self,
+        *,
+        sampling_strategy: Any = "auto",
+        random_state: Any = None,
+        k_neighbors: int = 5,
+        metric: str = "euclidean",
+        working_memory: int | None = None,
+    ):
+        self.sampling_strategy = sampling_strategy
+        self.random_state = random_state
+        self.k_neighbors = k_neighbors
+        self.metric = metric
+        self.working_memory = working_memory
+
+    def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
+        try:
+            k = operator.index(self.k_neighbors)
+        except TypeError:
+            raise InvalidInputError(f"k_neighbors must be an integer, got {self.k_neighbors!r}") from None
+        if k < 1:
+            raise InvalidInputError(f"k_neighbors must be >= 1, got {k}")
+        for c, n_new in self._strategy.items():
+            if n_new > 0 and lab.counts[c] < k + 1:
+                raise InvalidInputError(
+                    f"SMOTE with k_neighbors={k} needs at least {k + 1} samples in class "
+                    f"{lab.label(c)!r}, which has {int(lab.counts[c])}"
+                )
+        rng = np.random.default_rng(self.random_state)
+        dev = device_of(X)
+        new_rows, new_codes, bases, nbrs = [], [], [], []
+        for c, n_new in self._strategy.items():
+            if n_new == 0:
+                continue
+            members = np.flatnonzero(lab.codes == c)
+            Xc = xp.take(X, from_numpy(members, xp, device=dev), axis=0)
+            nn = self_neighbors(Xc, k, metric=self.metric, working_memory=self.working_memory)
+            rows = rng.integers(0, members.shape[0], size=n_new)
+            cols = rng.integers(0, k, size=n_new)
+            steps = rng.random(n_new)
+            rows_x = from_numpy(rows.astype(np.int64), xp, device=dev)
+            pick = xp.take(xp.reshape(nn, (-1,)), rows_x * k + from_numpy(cols.astype(np.int64), xp, device=dev))
+            base = xp.take(Xc, rows_x, axis=0)
+            step = from_numpy(steps, xp, device=dev)[:, None]
+            new_rows.append(base + xp.astype(step, X.dtype) * (xp.take(Xc, pick, axis=0) - base))
+            new_codes.append(np.full(n_new, c, dtype=np.int64))
+            bases.append(members[rows])
+            nbrs.append(members[to_numpy(pick).astype(np.int64)])
+        self.base_indices_ = np.concatenate(bases) if bases else np.zeros(0, dtype=np.int64)
+        self.neighbor_indices_ = np.concatenate(nbrs) if nbrs else np.zeros(0, dtype=np.int64)
+        if not new_rows:
+            return None, np.zeros(0, dtype=np.int64)
+        return xp.concat(new_rows, axis=0), np.concatenate(new_codes)
+
+
+class _SmoteThenClean(BaseSampler):
+    _sampling_type = "over-sampling"
+
+    def fit_resample(self, X: Any, y: Any) -> tuple[Any, Any]:
+        """SMOTE, then the cleaner on SMOTE's output (see the class docstring)."""
+        smote = self.smote if self.smote is not None else SMOTE(
+            sampling_strategy=self.sampling_strategy, random_state=self.random_state,
+            k_neighbors=self.k_neighbors, metric=self.metric, working_memory=self.working_memory,
+        )
+        self.smote_ = smote
+        self.sampling_strategy_ = None
+        X_s, y_s = smote.fit_resample(X, y)
+        self.sampling_strategy_ = smote.sampling_strategy_
+        self.n_features_in_ = smote.n_features_in_
+        cleaner = self._cleaner()
+        setattr(self, self._cleaner_attr, cleaner)
+        return cleaner.fit_resample(X_s, y_s)
+
+
+class SMOTETomek(_SmoteThenClean):
+    """SMOTE, then :class:`TomekLinks` with ``sampling_strategy="all"`` (both members of
+    every link removed) on the over-sampled set — imbalanced-learn's defaults.
+
+    Parameters
+    ----------
+    sampling_strategy, random_state, k_neighbors, metric, working_memory
+        For the default :class:`SMOTE`.
+    smote : SMOTE, optional
+        Use this over-sampler instead.
+    tomek : TomekLinks, optional
+        Use this cleaner instead.
+
+    Attributes
+    ----------
+    smote_, tomek_ : the fitted steps (``tomek_.sample_indices_`` index SMOTE's output).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [5.0, 5.0], [6.0, 5.0], [5.0, 6.0], [6.0, 6.0]])
+    >>> y = np.array([1, 1, 1, 0, 0, 0, 0])
+    >>> SMOTETomek(k_neighbors=2, random_state=0).fit_resample(X, y)[0].shape
+    (8, 2)
+    """
+
+    _cleaner_attr = "tomek_"
+
+    def __init__(
+        self,
+        *,
+        sampling_strategy: Any = "auto",
+        random_state: Any = None,
+        k_neighbors: int = 5,
+        smote: Any = None,
+        tomek: Any = None,
+        metric: str = "euclidean",
+        working_memory: int | None = None,
+    ):
+        self.sampling_strategy = sampling_strategy
+        self.random_state = random_state
+        self.k_neighbors = k_neighbors
+        self.smote = smote
+        self.tomek = tomek
+        self.metric = metric
+        self.working_memory = working_memory
+
+    def _cleaner(self) -> Any:
+        if self.tomek is not None:
+            return self.tomek
+        return TomekLinks(sampling_strategy="all", metric=self.metric, working_memory=self.working_memory)
+
+
+class SMOTEENN(_SmoteThenClean):
+    """SMOTE, then :class:`EditedNearestNeighbours` with ``sampling_strategy="all"``
+    (every class edited, 3 neighbours, ``kind_sel="all"``) — imbalanced-learn's defaults.
+
+    Parameters
+    ----------
+    sampling_strategy, random_state, k_neighbors, metric, working_memory
+        For the default :class:`SMOTE`.
+    smote : SMOTE, optional
+    enn : EditedNearestNeighbours, optional
+
+    Attributes
+    ----------
+    smote_, enn_ : the fitted steps (``enn_.sample_indices_`` index SMOTE's output).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [5.0, 5.0], [6.0, 5.0], [5.0, 6.0], [6.0, 6.0]])
+    >>> y = np.array([1, 1, 1, 0, 0, 0, 0])
+    >>> SMOTEENN(k_neighbors=2, random_state=0).fit_resample(X, y)[0].shape
+    (8, 2)
+    """
+
+    _cleaner_attr = "enn_"
+
+    def __init__(
+        self,
+        *,
+        sampling_strategy: Any = "auto",
+        random_state: Any = None,
+        k_neighbors: int = 5,
+        smote: Any = None,
+        enn: Any = None,
+        metric: str = "euclidean",
+        working_memory: int | None = None,
+    ):
+        self.sampling_strategy = sampling_strategy
+        self.random_state = random_state
+        self.k_neighbors = k_neighbors
+        self.smote = smote
+        self.enn = enn
+        self.metric = metric
+        self.working_memory = working_memory
+
+    def _cleaner(self) -> Any:
+        if self.enn is not None:
+            return self.enn
+        return EditedNearestNeighbours(sampling_strategy="all", metric=self.metric, working_memory=self.working_memory)
