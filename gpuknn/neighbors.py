@@ -73,7 +73,7 @@ def kneighbors(
         inner products, sorted from largest (closest) to smallest.
     working_memory : int, optional
         Bytes the score tile plus selection scratch may use. Default: half the free GPU
-        memory under CuPy, 1 GiB on the host (env ``GPUKNN_WORKING_MEMORY`` overrides).
+        memory under CuPy, 256 MiB on the host (env ``GPUKNN_WORKING_MEMORY`` overrides).
     return_distance : bool
         Return ``(distances, indices)`` (default) or only ``indices``.
 

@@ -52,7 +52,7 @@ def main() -> None:
     t_gemm, _ = best_of(lambda: Q @ Xtr.T, args.repeat)
     rows.append(("bare float32 GEMM (floor)", t_gemm))
 
-    wm = 1 << 30
+    wm = gpuknn._backend.default_working_memory(np)
 
     def run_gpuknn():
         return gpuknn.kneighbors(Q, Xtr, args.k, metric="correlation", working_memory=wm)

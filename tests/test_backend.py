@@ -70,7 +70,7 @@ def test_working_memory_and_oom_detection(monkeypatch):
     monkeypatch.setenv("GPUKNN_WORKING_MEMORY", "1e6")
     assert default_working_memory(array_namespace(np.zeros(1))) == 1_000_000
     monkeypatch.delenv("GPUKNN_WORKING_MEMORY")
-    assert default_working_memory(array_namespace(np.zeros(1))) == 1 << 30
+    assert default_working_memory(array_namespace(np.zeros(1))) == 256 << 20
 
     class OutOfMemoryError(Exception):
         pass

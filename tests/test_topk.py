@@ -25,7 +25,7 @@ def test_topk_sample_threshold_path(xp, to_xp, monkeypatch):
     # Force the sampled-threshold path on a small tile, including rows sorted ascending
     # (the strided sample then sees only small values: the exact fallback must kick in).
     monkeypatch.setattr(topk, "_SAMPLE_MIN", 16)
-    monkeypatch.setattr(topk, "_SAMPLE_PER_K", 2)
+    monkeypatch.setattr(topk, "_SAMPLE_BALANCE", 0.5)
     rng = np.random.default_rng(7)
     S = rng.normal(size=(30, 500))
     S[0] = np.arange(500.0)

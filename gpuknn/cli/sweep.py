@@ -84,7 +84,7 @@ def add_parser(sub) -> None:
     p.add_argument("--data-dir", default=None, help="directory with the Fashion-MNIST IDX files")
     p.add_argument("--skip-raw", action="store_true", help="skip the raw-pixel k sweep")
     p.add_argument("--working-memory", type=_positive, default=None, metavar="MIB",
-                   help="tile budget in MiB (default: 1 GiB on CPU, half the free GPU memory)")
+                   help="tile budget in MiB (default: 256 MiB on CPU, half the free GPU memory)")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument("--resume", action="store_true", help="reuse finished parts of DIR/journal.jsonl")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
