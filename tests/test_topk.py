@@ -55,3 +55,36 @@ def test_merge_breaks_ties_by_global_index(xp, to_xp):
     v, i = merge_topk(to_xp(vals), to_xp(idx), 3)
     assert to_numpy(i).tolist() == [[1, 9, 2]]
     assert to_numpy(v).tolist() == [[3.0, 3.0, 2.0]]
+
+
+def test_massive_ties_take_the_first_columns(xp, to_xp):
+    S = np.zeros((3, 50))
+    S[1, 40] = 1.0
+    vals, cols = topk_largest(to_xp(S), 4)
+    assert to_numpy(cols).tolist() == [[0, 1, 2, 3], [40, 0, 1, 2], [0, 1, 2, 3]]
+
+
+def test_given_threshold_is_used(xp, to_xp):
+    rng = np.random.default_rng(11)
+    S = rng.normal(size=(20, 400))
+    prev = np.argsort(-S[:, ::3], axis=1, kind="stable")[:, :6] * 3  # any 6 columns per row
+    t = np.take_along_axis(S, prev, axis=1).min(axis=1)
+    vals, cols = topk_largest(to_xp(S), 6, threshold=to_xp(t))
+    ev, ec = _reference(S, 6)
+    np.testing.assert_array_equal(to_numpy(cols), ec)
+
+
+def test_loose_threshold_with_ties_still_exact(xp, to_xp):
+    S = np.zeros((2, 40))
+    S[:, 7] = 2.0
+    S[:, 30] = 1.0
+    vals, cols = topk_largest(to_xp(S), 3, threshold=to_xp(np.array([-5.0, 0.0])))
+    assert to_numpy(cols).tolist() == [[7, 30, 0], [7, 30, 0]]
+
+
+def test_massive_ties_beyond_the_head_columns(xp, to_xp):
+    S = np.full((2, 300), -1.0)
+    S[0, :] = 0.0
+    S[1, 250:] = 0.0  # row 1's ties only appear late
+    vals, cols = topk_largest(to_xp(S), 3)
+    assert to_numpy(cols).tolist() == [[0, 1, 2], [250, 251, 252]]

@@ -16,7 +16,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._backend import array_namespace, default_working_memory, to_numpy, validate_matrix
+from .._backend import (
+    array_namespace,
+    default_working_memory,
+    is_numpy_namespace,
+    to_numpy,
+    validate_matrix,
+)
 from ..errors import InvalidInputError
 from ..neighbors import kneighbors, vote_counts
 from ..ops.distance import check_metric
@@ -156,18 +162,25 @@ def neighbors_for_p_sweep(
     q_sum, q_n2 = prefix_stats(Z_test, ps)
     parts: dict[int, list[tuple[Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
+    buf = None
+    if is_numpy_namespace(xp):
+        buf = xp.empty((min(rows, n_te), n_tr), dtype=Z_train.dtype)
     for a in range(0, n_te, rows):
         b = min(a + rows, n_te)
         G = xp.zeros((b - a, n_tr), dtype=Z_train.dtype)
-        prev = 0
+        out = None if buf is None else buf[: b - a, :]
+        prev, prev_idx = 0, None
         for j, p in enumerate(ps):
             G = gram_accumulate(G, Z_test[a:b, prev:p], Z_train[:, prev:p])
-            S = score_from_gram(G, p, metric, q_sum[j][a:b], r_sum[j], r_n2[j])
-            vals, idx = topk_largest(S, k_max)
+            S = score_from_gram(G, p, metric, q_sum[j][a:b], r_sum[j], r_n2[j], out=out)
+            # The previous p's neighbours are k columns: their smallest score now is a lower
+            # bound of the k-th largest, and a tight one (neighbours change slowly with p).
+            t = None if prev_idx is None else xp.min(xp.take_along_axis(S, prev_idx, axis=1), axis=1)
+            vals, idx = topk_largest(S, k_max, threshold=t)
             del S
             dist = distances_from_scores(vals, p, metric, q_sum[j][a:b], q_n2[j][a:b])
             parts[p].append((dist, idx))
-            prev = p
+            prev, prev_idx = p, idx
         if on_tile is not None:
             on_tile(b, n_te)
     return {

@@ -57,16 +57,43 @@ def _inv_norm(n2: Any, xp: Any) -> Any:
     return xp.where(n2 > 0, 1.0 / xp.sqrt(xp.where(n2 > 0, n2, xp.ones_like(n2))), xp.zeros_like(n2))
 
 
-def score_from_gram(G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: Any) -> Any:
-    """Ranking scores (larger = closer) of a tile from its Gram matrix at size p."""
+def score_from_gram(
+    G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: Any, *, out: Any = None
+) -> Any:
+    """Ranking scores (larger = closer) of a tile from its Gram matrix at size p.
+
+    ``out`` (NumPy only): a buffer of G's shape to write into, which avoids allocating (and
+    page-faulting) a fresh tile for every p. The euclidean family and ``inner`` return G's
+    own (shifted or unchanged) values without a copy when no shift is needed.
+    """
     xp = array_namespace(G)
+    fast = out is not None and is_numpy_namespace(xp)
     if metric == "correlation":
-        r_c2 = r_n2 - r_sum * r_sum / p
-        w = _inv_norm(r_c2, xp)
+        w = _inv_norm(r_n2 - r_sum * r_sum / p, xp)
+        if fast:
+            import numpy as np  # noqa: PLC0415 - numpy-only fast path
+
+            from scipy.linalg import blas  # noqa: PLC0415
+
+            np.multiply(G, w[None, :], out=out)
+            ger = blas.sger if out.dtype.char == "f" else blas.dger
+            # out -= q_sum ⊗ (w r_sum / p), in place (out.T is Fortran-ordered).
+            res = ger(-1.0, (w * r_sum / p).astype(out.dtype), q_sum.astype(out.dtype),
+                      a=out.T, overwrite_a=1)
+            return out if res.base is out else res.T
         return (G - q_sum[:, None] * (r_sum / p)[None, :]) * w[None, :]
     if metric == "cosine":
-        return G * _inv_norm(r_n2, xp)[None, :]
+        w = _inv_norm(r_n2, xp)
+        if fast:
+            import numpy as np  # noqa: PLC0415
+
+            return np.multiply(G, w[None, :], out=out)
+        return G * w[None, :]
     if metric in ("euclidean", "sqeuclidean"):
+        if fast:
+            import numpy as np  # noqa: PLC0415
+
+            return np.subtract(G, 0.5 * r_n2[None, :], out=out)
         return G - 0.5 * r_n2[None, :]
     return G
 

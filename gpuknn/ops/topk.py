@@ -18,7 +18,10 @@ Algorithm (a threshold filter, generic over the array API):
 
 The full tile is read twice (compare, compaction) and never sorted; no index array of the
 tile's size is built. If the sample threshold lets through too many candidates (heavy ties),
-the exact k-th value is used instead, and as a last resort rows are sorted in chunks.
+the exact k-th value is used instead; if ties at that value are still massive, the mask keeps
+the entries above it plus the first equal ones per row (a running count, no sort). Callers
+that know a lower bound of the k-th value (the sweeps: the previous PCA size's neighbours)
+pass it as ``threshold`` and skip the sample.
 """
 
 from __future__ import annotations
@@ -65,13 +68,16 @@ def _native(S: Any) -> Any:
     return numpy
 
 
-def topk_largest(S: Any, k: int) -> tuple[Any, Any]:
+def topk_largest(S: Any, k: int, *, threshold: Any = None) -> tuple[Any, Any]:
     """The k largest entries of each row of ``S``, sorted descending, ties -> lower column.
 
     Parameters
     ----------
     S : array of shape (rows, m), finite
     k : int, 1 <= k <= m
+    threshold : array of shape (rows,), optional
+        A known lower bound of each row's k-th largest value (e.g. the smallest score of
+        any k columns). It replaces the sampled bound; the tighter, the fewer candidates.
 
     Returns
     -------
@@ -92,16 +98,20 @@ def topk_largest(S: Any, k: int) -> tuple[Any, Any]:
         raise ValueError(f"k must be in [1, {m}], got {k}")
     sample_size = max(_SAMPLE_MIN, 4 * k, int(math.sqrt(_SAMPLE_BALANCE * k * m)))
     exact = 2 * sample_size >= m
-    t = kth_largest(S if exact else _column_sample(S, sample_size, xp), k)
+    if threshold is not None:
+        t = threshold
+    else:
+        t = kth_largest(S if exact else _column_sample(S, sample_size, xp), k)
     mask = S >= t[:, None]
     total = int(xp.count_nonzero(mask))
     cap = max(rows * k * 4, (rows * m) // 8)
-    if total > cap and not exact:
-        t = kth_largest(S, k)  # sample was unlucky (e.g. rows sorted by value): exact bound
+    if total > cap and (threshold is not None or not exact):
+        t = kth_largest(S, k)  # the bound was loose (e.g. rows sorted by value): exact one
         mask = S >= t[:, None]
         total = int(xp.count_nonzero(mask))
     if total > cap:
-        return _sorted_rows(S, k, xp)  # massive ties at the k-th value
+        mask = _first_ties(S, t, k, xp)  # massive ties at the k-th value
+        total = rows * k
     # Flat positions come out sorted: row-major, so by row and then by column.
     flat = xp.nonzero(xp.reshape(mask, (-1,)))[0]
     del mask
@@ -116,6 +126,27 @@ def topk_largest(S: Any, k: int) -> tuple[Any, Any]:
     values = xp.reshape(xp.take(vals, keep), (rows, k))
     columns = xp.reshape(xp.take(flat, keep) % m, (rows, k))
     return values, xp.astype(columns, xp.int64)
+
+
+def _first_ties(S: Any, t: Any, k: int, xp: Any) -> Any:
+    """Mask of exactly k entries per row: all above the exact k-th value ``t`` and the
+    first (lowest-column) entries equal to it. No sort: a running count of the ties, over
+    the first few columns only when they hold enough ties for every row (the usual case)."""
+    rows, m = S.shape
+    above = S > t[:, None]
+    need = k - xp.astype(xp.count_nonzero(above, axis=1), xp.int32)
+    width = min(m, max(64, 4 * k))
+    head = S[:, :width] == t[:, None]
+    seen = xp.cumulative_sum(xp.astype(head, xp.int32), axis=1)
+    if bool(xp.all(seen[:, width - 1] >= need)):
+        first = head & (seen <= need[:, None])
+        if width == m:
+            return above | first
+        rest = xp.zeros((rows, m - width), dtype=xp.bool, device=device_of(S))
+        return above | xp.concat([first, rest], axis=1)
+    tied = S == t[:, None]
+    seen = xp.cumulative_sum(xp.astype(tied, xp.int32), axis=1)
+    return above | (tied & (seen <= need[:, None]))
 
 
 _SAMPLE_CHUNKS = 16
@@ -146,19 +177,6 @@ def _order_by_row_value_index(r_idx: Any, vals: Any, xp: Any) -> Any:
     o1 = xp.argsort(-vals, stable=True)
     o2 = xp.argsort(xp.take(r_idx, o1), stable=True)
     return xp.take(o1, o2)
-
-
-def _sorted_rows(S: Any, k: int, xp: Any) -> tuple[Any, Any]:
-    """Fallback: a stable descending sort of whole rows, in chunks of rows."""
-    rows, m = S.shape
-    chunk = max(1, (1 << 24) // max(1, m))
-    vals, cols = [], []
-    for start in range(0, rows, chunk):
-        block = S[start : min(start + chunk, rows), :]
-        idx = xp.argsort(-block, axis=1, stable=True)[:, :k]
-        vals.append(xp.take_along_axis(block, idx, axis=1))
-        cols.append(xp.astype(idx, xp.int64))
-    return xp.concat(vals, axis=0), xp.concat(cols, axis=0)
 
 
 def merge_topk(values: Any, index: Any, k: int) -> tuple[Any, Any]:
