@@ -74,3 +74,23 @@ def test_bad_queries_and_not_fitted(xp, to_xp):
         clf.predict(to_xp(bad))
     with pytest.raises(InvalidInputError, match="n_neighbors"):
         KNeighborsClassifier(1000).fit(to_xp(X), to_xp(y))
+
+
+@pytest.mark.parametrize("loader", ["load_iris", "load_wine", "load_breast_cancer", "load_digits"])
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_bundled_datasets_equal_sklearn(xp, to_xp, loader, weights):
+    import sklearn.datasets
+
+    X, y = getattr(sklearn.datasets, loader)(return_X_y=True)
+    perm = np.random.default_rng(0).permutation(len(y))
+    tr, te = perm[: int(0.7 * len(y))], perm[int(0.7 * len(y)):]
+    for k in (1, 5, 10):
+        ours = KNeighborsClassifier(k, weights=weights, algorithm="brute").fit(to_xp(X[tr]), to_xp(y[tr]))
+        ref = SkKNN(n_neighbors=k, weights=weights, algorithm="brute").fit(X[tr], y[tr])
+        np.testing.assert_array_equal(to_numpy(ours.predict(to_xp(X[te]))), ref.predict(X[te]))
+
+
+def test_labels_of_another_length(xp, to_xp):
+    X, y, _ = _data()
+    with pytest.raises(InvalidInputError, match="150 samples but y has 149"):
+        KNeighborsClassifier(3).fit(to_xp(X), to_xp(y[:-1]))
