@@ -1,0 +1,214 @@
+"""gpuknn.linalg: covariance, power method, deflation, block and direct eigen-solvers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuknn._backend import to_numpy
+from gpuknn.errors import ConvergenceWarning, InvalidInputError
+from gpuknn.linalg import (
+    block_eigh,
+    covariance,
+    covariance_spectrum,
+    deflated_power_method,
+    eigh,
+    power_method,
+)
+
+
+def spd_with_gap(n=12, seed=0, decay=0.8):
+    """Random SPD matrix with eigenvalues 100 * decay^i (ratio between neighbours: decay)."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    w = 100.0 * decay ** np.arange(n)
+    C = (Q * w) @ Q.T
+    return (C + C.T) / 2
+
+
+def reference(C, p):
+    w, V = np.linalg.eigh(C)
+    return w[::-1][:p], V[:, ::-1][:, :p]
+
+
+def sequential_power(B, v, tol, max_iter):
+    """The seed algorithm, one step at a time on the host (oracle for iteration counts)."""
+    for t in range(1, max_iter + 1):
+        w = B @ v
+        w = w / np.linalg.norm(w)
+        s = -1.0 if w @ v < 0 else 1.0
+        if np.max(np.abs(w - s * v)) < tol:
+            return t, w
+        v = w
+    return max_iter, v
+
+
+# ---------------------------------------------------------------- covariance
+def test_covariance_matches_numpy(xp, to_xp):
+    X = np.random.default_rng(1).normal(size=(40, 6)) * [1, 2, 3, 4, 5, 6] + 7
+    C = covariance(to_xp(X))
+    np.testing.assert_allclose(to_numpy(C), np.cov(X, rowvar=False), rtol=1e-12, atol=1e-12)
+    C0 = covariance(to_xp(X), correction=0)
+    np.testing.assert_allclose(to_numpy(C0), np.cov(X, rowvar=False, ddof=0), rtol=1e-12)
+    assert np.array_equal(to_numpy(C), to_numpy(C).T)
+
+
+def test_covariance_dtypes(xp, to_xp):
+    Xi = np.arange(12).reshape(4, 3) ** 2
+    assert covariance(to_xp(Xi)).dtype == xp.float64
+    X32 = to_xp(Xi.astype(np.float32))
+    assert covariance(X32).dtype == xp.float32
+    assert covariance(X32, dtype="float64").dtype == xp.float64
+
+
+def test_covariance_bad_input(xp, to_xp):
+    with pytest.raises(InvalidInputError, match="n_samples - correction"):
+        covariance(to_xp(np.ones((1, 3))))
+    with pytest.raises(InvalidInputError, match="NaN"):
+        covariance(to_xp(np.array([[1.0, np.nan], [2.0, 3.0]])))
+
+
+def test_covariance_spectrum(xp, to_xp):
+    X = np.random.default_rng(2).normal(size=(30, 5))
+    got = to_numpy(covariance_spectrum(to_xp(X)))
+    want = np.linalg.eigvalsh(np.cov(X, rowvar=False))[::-1]
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+# -------------------------------------------------------------- power method
+def test_power_method_counts_like_sequential_loop(xp, to_xp):
+    C = spd_with_gap(10, seed=3, decay=0.9)
+    v0 = np.random.default_rng(4).standard_normal(10)
+    v0 /= np.linalg.norm(v0)
+    t_ref, v_ref = sequential_power(C, v0, 1e-9, 5000)
+    for every in (1, 7, 16):
+        for strategy in ("matvec", "powers"):
+            r = power_method(to_xp(C), x0=to_xp(v0), tol=1e-9, check_every=every,
+                             strategy=strategy)
+            assert r.converged and r.n_iter == t_ref, (every, strategy)
+            np.testing.assert_allclose(to_numpy(r.eigenvector), v_ref, atol=1e-12)
+    assert abs(float(r.eigenvalue) - 100.0) < 1e-9
+
+
+def test_power_method_negative_dominant_eigenvalue(xp, to_xp):
+    C = np.diag([-5.0, 2.0, 1.0])
+    r = power_method(to_xp(C), random_state=0, tol=1e-10)
+    assert r.converged
+    assert abs(float(r.eigenvalue) + 5.0) < 1e-12
+
+
+def test_power_method_batched_equals_single(xp, to_xp):
+    stack = np.stack([spd_with_gap(6, seed=s) for s in range(4)])
+    x0 = np.random.default_rng(5).standard_normal((4, 6))
+    r = power_method(to_xp(stack), x0=to_xp(x0), tol=1e-10)
+    assert r.n_iter.shape == (4,) and r.converged.all()
+    for i in range(4):
+        ri = power_method(to_xp(stack[i]), x0=to_xp(x0[i]), tol=1e-10)
+        assert ri.n_iter == r.n_iter[i]
+        np.testing.assert_allclose(float(ri.eigenvalue), to_numpy(r.eigenvalue)[i], rtol=1e-13)
+
+
+def test_power_method_zero_matrix(xp, to_xp):
+    r = power_method(to_xp(np.zeros((4, 4))), random_state=0)
+    v = to_numpy(r.eigenvector)
+    assert float(r.eigenvalue) == 0.0 and r.converged and r.n_iter == 1
+    assert np.all(np.isfinite(v)) and abs(np.linalg.norm(v) - 1) < 1e-12
+    d = deflated_power_method(to_xp(np.zeros((4, 4))), 2, random_state=0)
+    assert np.all(to_numpy(d.eigenvalues) == 0) and d.converged.all()
+    assert np.all(np.isfinite(to_numpy(d.eigenvectors)))
+    b = block_eigh(to_xp(np.zeros((4, 4))), 2, random_state=0)
+    assert np.all(to_numpy(b.eigenvalues) == 0) and b.converged.all()
+
+
+def test_power_method_max_iter_warns(xp, to_xp):
+    C = spd_with_gap(8, seed=6, decay=0.99)
+    with pytest.warns(ConvergenceWarning, match="did not reach"):
+        r = power_method(to_xp(C), max_iter=5, tol=1e-12, random_state=0)
+    assert r.converged is False and r.n_iter == 5
+    assert np.all(np.isfinite(to_numpy(r.eigenvector)))
+    with pytest.warns(ConvergenceWarning):
+        d = deflated_power_method(to_xp(C), 2, max_iter=5, tol=1e-12, random_state=0)
+    assert not d.converged.any() and np.all(d.n_iter == 5)
+    with pytest.warns(ConvergenceWarning):
+        b = block_eigh(to_xp(spd_with_gap(40, decay=0.99)), 2, max_iter=1, tol=1e-14,
+                       oversample=2, random_state=0)
+    assert not b.converged.any()
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.ones((3, 4)), "square"),
+    (np.array([[1.0, 2.0], [0.0, 1.0]]), "symmetric"),
+    (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN"),
+    (np.ones(3), "2-D"),
+])
+def test_solvers_reject_bad_matrices(xp, to_xp, bad, match):
+    for solve in (lambda B: power_method(B), lambda B: deflated_power_method(B, 1),
+                  lambda B: block_eigh(B, 1), lambda B: eigh(B)):
+        with pytest.raises(InvalidInputError, match=match):
+            solve(to_xp(bad))
+
+
+def test_solvers_reject_bad_options(xp, to_xp):
+    C = to_xp(spd_with_gap(5))
+    for p in (0, 6, 1.5, True):
+        with pytest.raises(InvalidInputError, match="n_components"):
+            deflated_power_method(C, p)
+        with pytest.raises(InvalidInputError, match="n_components"):
+            block_eigh(C, p)
+    with pytest.raises(InvalidInputError, match="tol"):
+        power_method(C, tol=0)
+    with pytest.raises(InvalidInputError, match="max_iter"):
+        power_method(C, max_iter=0)
+    with pytest.raises(InvalidInputError, match="strategy"):
+        power_method(C, strategy="fast")
+    with pytest.raises(InvalidInputError, match="x0"):
+        power_method(C, x0=to_xp(np.zeros(5)))
+
+
+# ------------------------------------------------------ eigenpairs vs LAPACK
+@pytest.mark.parametrize("solver", ["deflation", "block", "eigh"])
+def test_eigenpairs_match_numpy(xp, to_xp, solver):
+    C = spd_with_gap(30, seed=7, decay=0.8)
+    p = 6
+    w_ref, V_ref = reference(C, p)
+    if solver == "deflation":
+        r = deflated_power_method(to_xp(C), p, tol=1e-12, random_state=0, max_iter=50_000)
+    elif solver == "block":
+        r = block_eigh(to_xp(C), p, random_state=0)
+    else:
+        r = eigh(to_xp(C), p)
+    w, V = to_numpy(r.eigenvalues), to_numpy(r.eigenvectors)
+    assert w.shape == (p,) and V.shape == (30, p)
+    assert np.max(np.abs(w - w_ref) / w_ref) <= 1e-8
+    cos = np.abs(np.sum(V * V_ref, axis=0))
+    assert np.all(cos >= 1 - 1e-8)
+    assert np.all(to_numpy(r.residuals) <= 1e-5)
+    assert r.converged.all()
+    # sign convention: the largest-magnitude entry of each vector is positive
+    assert np.all(V[np.argmax(np.abs(V), axis=0), np.arange(p)] > 0)
+
+
+def test_block_many_components_and_full_block(xp, to_xp):
+    C = spd_with_gap(25, seed=8, decay=0.85)
+    w_ref, _ = reference(C, 25)
+    for p in (20, 25):  # block reaches n: Rayleigh-Ritz on the whole space
+        r = block_eigh(to_xp(C), p, random_state=1)
+        np.testing.assert_allclose(to_numpy(r.eigenvalues), w_ref[:p], rtol=1e-9)
+
+
+def test_warm_start_keeps_results(xp, to_xp):
+    C = spd_with_gap(20, seed=9, decay=0.85)
+    cold = deflated_power_method(to_xp(C), 4, tol=1e-11, random_state=0)
+    warm = deflated_power_method(to_xp(C), 4, tol=1e-11, random_state=0, warm_start=True)
+    np.testing.assert_allclose(to_numpy(warm.eigenvalues), to_numpy(cold.eigenvalues), rtol=1e-10)
+    assert warm.n_iter[1:].sum() < cold.n_iter[1:].sum()
+
+
+def test_float32_solvers(xp, to_xp):
+    C = spd_with_gap(16, seed=10, decay=0.7).astype(np.float32)
+    w_ref, _ = reference(C.astype(np.float64), 3)
+    r = block_eigh(to_xp(C), 3, random_state=0)
+    assert r.eigenvalues.dtype == xp.float32
+    np.testing.assert_allclose(to_numpy(r.eigenvalues), w_ref, rtol=1e-5)
+    d = deflated_power_method(to_xp(C), 3, tol=1e-5, random_state=0)
+    np.testing.assert_allclose(to_numpy(d.eigenvalues), w_ref, rtol=1e-5)
