@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "float_dtype",
     "default_working_memory",
     "is_out_of_memory",
+    "check_int",
 ]
 
 _CPU_WORKING_MEMORY = 256 << 20  # measured best on the CPU: bigger tiles page-fault, smaller ones starve BLAS
@@ -175,6 +177,23 @@ def validate_matrix(
                 f"{name} contains NaN or infinity in {rows.size} row(s): {shown}"
             )
     return X
+
+
+def check_int(value: Any, *, name: str, low: int | None = 1, high: int | None = None) -> int:
+    """``value`` as a Python int within ``[low, high]`` (either bound optional).
+
+    Raises :class:`InvalidInputError` naming ``name``, the bounds and the value otherwise
+    (floats such as ``2.0`` are rejected: counts must be integers).
+    """
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise InvalidInputError(f"{name} must be an integer, got {value!r}") from None
+    if (low is not None and v < low) or (high is not None and v > high):
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        raise InvalidInputError(f"{name} must be in [{lo}, {hi}], got {v}")
+    return v
 
 
 def free_device_memory(xp: Any) -> int | None:

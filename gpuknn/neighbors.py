@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
-from ._backend import array_namespace, default_working_memory, device_of, is_out_of_memory
+from ._backend import array_namespace, check_int, default_working_memory, device_of, is_out_of_memory
 from .errors import InvalidInputError
 from .ops.distance import check_metric, prepare_rows, scores_to_distances, validate_pair
 from .ops.topk import merge_topk, topk_largest
@@ -38,16 +38,6 @@ def tile_shape(n_queries: int, n_ref: int, itemsize: int, working_memory: int) -
         cols = max(1, budget // (min_rows * per))
     rows = max(1, min(n_queries, budget // (cols * per)))
     return rows, cols
-
-
-def _check_k(k: Any, n_ref: int) -> int:
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise InvalidInputError(f"k must be an integer, got {k!r}") from None
-    if not 1 <= k <= n_ref:
-        raise InvalidInputError(f"k must satisfy 1 <= k <= n_reference = {n_ref}, got k={k}")
-    return k
 
 
 def kneighbors(
@@ -104,7 +94,7 @@ def kneighbors(
     check_metric(metric)
     Q, R, xp = validate_pair(Q, R, names=("Q", "R"))
     n_q, n_ref = Q.shape[0], R.shape[0]
-    k = _check_k(k, n_ref)
+    k = check_int(k, name="k", low=1, high=n_ref)
     if working_memory is None:
         working_memory = default_working_memory(xp)
     elif working_memory <= 0:

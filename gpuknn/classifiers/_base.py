@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
+from .._backend import array_namespace, check_int, from_numpy, to_numpy, validate_matrix
 from ..base import BaseEstimator, check_is_fitted
 from ..errors import InvalidInputError
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
@@ -16,15 +16,7 @@ __all__ = ["NeighborsClassifierMixin", "encode_labels", "check_n_neighbors"]
 
 def check_n_neighbors(value: Any, n_samples: int, name: str = "n_neighbors") -> int:
     """``value`` as an int in ``[1, n_samples]`` or :class:`InvalidInputError`."""
-    import operator  # noqa: PLC0415
-
-    try:
-        k = operator.index(value)
-    except TypeError:
-        raise InvalidInputError(f"{name} must be an integer, got {value!r}") from None
-    if not 1 <= k <= n_samples:
-        raise InvalidInputError(f"{name} must be in [1, n_samples={n_samples}], got {k}")
-    return k
+    return check_int(value, name=name, low=1, high=n_samples)
 
 
 def encode_labels(y: Any, n_samples: int, xp: Any) -> tuple[Any, Any]:

@@ -182,7 +182,7 @@ class CDNNClassifier(NeighborsClassifierMixin):
         """Store the validated training data and encode the labels."""
         check_metric(self.metric)
         self._fit_data(X, y)
-        k = check_n_neighbors(self.n_neighbors, self.n_samples_fit_)
+        check_n_neighbors(self.n_neighbors, self.n_samples_fit_)
         self._n_confident()  # validates ECDNN's n_confident against k
         self._setup_search(self.algorithm, self.metric)
         return self

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy
+from .._backend import array_namespace, check_int, from_numpy, to_numpy
 from ..base import BaseEstimator
 from ..errors import InvalidInputError
 
@@ -26,13 +26,7 @@ def _n_samples(X: Any) -> int:
 
 
 def _check_splits(n_splits: Any) -> int:
-    try:
-        n = operator.index(n_splits)
-    except TypeError:
-        raise InvalidInputError(f"n_splits must be an integer, got {n_splits!r}") from None
-    if n < 2:
-        raise InvalidInputError(f"n_splits must be at least 2, got {n}")
-    return n
+    return check_int(n_splits, name="n_splits", low=2)
 
 
 def _labels_host(y: Any) -> np.ndarray:
@@ -148,10 +142,7 @@ class RepeatedStratifiedKFold(BaseEstimator):
         return _check_splits(self.n_splits) * self._repeats()
 
     def _repeats(self) -> int:
-        r = operator.index(self.n_repeats)
-        if r < 1:
-            raise InvalidInputError(f"n_repeats must be at least 1, got {r}")
-        return r
+        return check_int(self.n_repeats, name="n_repeats", low=1)
 
     def split(self, X: Any, y: Any, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         rng = np.random.default_rng(self.random_state)

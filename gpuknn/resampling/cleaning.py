@@ -8,12 +8,11 @@ X's namespace. Only the kept indices come back to the host.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, device_of, from_numpy, to_numpy
+from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
 from ..neighbors import vote_counts
 from ._base import BaseSampler, Labels, gather, self_neighbors
@@ -22,13 +21,7 @@ __all__ = ["TomekLinks", "EditedNearestNeighbours", "NeighbourhoodCleaningRule",
 
 
 def _check_k(k: Any, name: str = "n_neighbors") -> int:
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise InvalidInputError(f"{name} must be an integer, got {k!r}") from None
-    if k < 1:
-        raise InvalidInputError(f"{name} must be >= 1, got {k}")
-    return k
+    return check_int(k, name=name, low=1)
 
 
 def tomek_keep(

@@ -13,12 +13,11 @@ result does not depend on ``block_size``.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
-from .._backend import device_of, from_numpy, to_numpy
+from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
 from ..neighbors import kneighbors, votes_for_many_k
 from ._base import BaseSampler, Labels, gather
@@ -30,13 +29,7 @@ __all__ = ["CondensedNearestNeighbour", "OneSidedSelection", "CNNTomek"]
 def _positive_int(v: Any, name: str, default: int | None = None) -> int:
     if v is None and default is not None:
         return default
-    try:
-        v = operator.index(v)
-    except TypeError:
-        raise InvalidInputError(f"{name} must be an integer, got {v!r}") from None
-    if v < 1:
-        raise InvalidInputError(f"{name} must be >= 1, got {v}")
-    return v
+    return check_int(v, name=name, low=1)
 
 
 def _vote(labels: Any, k: int, n_classes: int) -> np.ndarray:

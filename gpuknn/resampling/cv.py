@@ -10,13 +10,12 @@ neighbour search per fold serves every scorer (all k at once, :func:`gpuknn.vote
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from .._backend import check_int, array_namespace, device_of, from_numpy, to_numpy, validate_matrix
 from ..errors import InvalidInputError
 from ..metrics import borda_rank, roc_auc_score
 from ..model_selection import StratifiedKFold
@@ -81,11 +80,8 @@ def knn_positive_scores(
     n = int(X_train.shape[0])
     ks = []
     for s in scorers:
-        try:
-            k = operator.index(s.n_neighbors)
-        except TypeError:
-            raise InvalidInputError(f"n_neighbors must be an integer, got {s.n_neighbors!r}") from None
-        if k < 1 or s.weights not in ("uniform", "distance"):
+        k = check_int(s.n_neighbors, name=f"n_neighbors of scorer {s!r}", low=1)
+        if s.weights not in ("uniform", "distance"):
             raise InvalidInputError(f"bad scorer {s!r}: need n_neighbors >= 1 and weights 'uniform'|'distance'")
         if s.weights == "distance" and metric == "inner":
             raise InvalidInputError("weights='distance' is undefined for metric='inner'")

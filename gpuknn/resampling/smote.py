@@ -9,12 +9,11 @@ expression in X's namespace.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
-from .._backend import device_of, from_numpy, to_numpy
+from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
 from ._base import BaseSampler, Labels, self_neighbors
 from .cleaning import EditedNearestNeighbours, TomekLinks
@@ -86,12 +85,7 @@ class SMOTE(BaseSampler):
         self.working_memory = working_memory
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        try:
-            k = operator.index(self.k_neighbors)
-        except TypeError:
-            raise InvalidInputError(f"k_neighbors must be an integer, got {self.k_neighbors!r}") from None
-        if k < 1:
-            raise InvalidInputError(f"k_neighbors must be >= 1, got {k}")
+        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
         for c, n_new in self._strategy.items():
             if n_new > 0 and lab.counts[c] < k + 1:
                 raise InvalidInputError(
