@@ -10,12 +10,15 @@ from matplotlib.figure import Figure
 __all__ = ["plot_accuracy_vs_k", "plot_heatmap", "plot_confusion_matrix"]
 
 
-def plot_accuracy_vs_k(raw: dict, *, title: str = "Accuracy vs k (5-fold CV, raw pixels)") -> Figure:
+def plot_accuracy_vs_k(raw: dict, *, title: str | None = None) -> Figure:
     """Mean CV accuracy vs k per weighting, with the fold spread (min-max band, ±1 std)."""
     fig = Figure(figsize=(7, 4.2), layout="constrained")
     ax = fig.add_subplot()
     ks = np.asarray(raw["ks"])
-    for w in [w for w in raw if w != "ks"]:
+    weights = [w for w in raw if w != "ks"]
+    if title is None:
+        title = f"Accuracy vs k ({len(raw[weights[0]]['folds'])}-fold CV, raw pixels)"
+    for w in weights:
         mean, std = np.asarray(raw[w]["mean"]), np.asarray(raw[w]["std"])
         line, = ax.plot(ks, mean, label=f"{w} votes")
         ax.fill_between(ks, raw[w]["min"], raw[w]["max"], color=line.get_color(), alpha=0.15)
