@@ -1,7 +1,7 @@
 """Write docs/results.md (and copy the figures to docs/img/) from a `gpuknn sweep` output.
 
     gpuknn sweep --out results/full
-    python scripts/results_doc.py results/full
+    python scripts/results_doc.py results/full [docs] ["a note placed under the table"]
 
 The page states only what results.json holds: settings, device, timings, CV choice, test scores.
 """
@@ -19,7 +19,7 @@ FIGS = ["accuracy_vs_k", "variance_cumulative", "variance_components", "heatmap_
         "heatmap_distance", "confusion_matrix"]
 
 
-def main(run_dir: str, docs: str = "docs") -> None:
+def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
     run, docs_dir = Path(run_dir), Path(docs)
     res = json.loads((run / "results.json").read_text())
     img = docs_dir / "img"
@@ -57,7 +57,7 @@ def main(run_dir: str, docs: str = "docs") -> None:
         "The seed study reported 0.85 at k* = 10, p* = 100; the public Fashion-MNIST benchmark's best "
         "kNN is 0.860.",
         "",
-    ]
+    ] + ([note, ""] if note else [])
     if "raw" in res:
         lines += ["## Accuracy vs k on raw pixels", "", "![accuracy vs k](img/sweep_accuracy_vs_k.png)", ""]
         for w in s["weights"]:
