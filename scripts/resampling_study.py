@@ -25,7 +25,7 @@ def main() -> None:
         print(f"| {name} | {X.shape[0]} | {X.shape[1]} | {int(y.sum())} ({100 * y.mean():.1f} %) |")
     t0 = time.perf_counter()
     r = resampling_study(datasets=data, random_state=a.seed)
-    print(f"\n# resampling study ({time.perf_counter() - t0:.1f} s)\n")
+    print(f"\nThe resampling study took {time.perf_counter() - t0:.1f} s.\n")
     b = r.scorers.index("BordaRank")
     print("## AUC of BordaRank(k = 3, 5, 11 × uniform, distance) per sampler\n")
     print("| data set | " + " | ".join(r.samplers) + " |\n|---|" + "---|" * len(r.samplers))
