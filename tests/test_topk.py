@@ -88,3 +88,20 @@ def test_massive_ties_beyond_the_head_columns(xp, to_xp):
     S[1, 250:] = 0.0  # row 1's ties only appear late
     vals, cols = topk_largest(to_xp(S), 3)
     assert to_numpy(cols).tolist() == [[0, 1, 2], [250, 251, 252]]
+
+
+def test_uneven_candidate_counts_use_the_global_sort(xp, to_xp, monkeypatch):
+    # One row lets every column through, the others a handful: the padded per-row block
+    # would be mostly padding, so the (row, value) sort path is taken. Same answer.
+    calls = []
+    real = topk._order_by_row_value_index
+    monkeypatch.setattr(topk, "_order_by_row_value_index", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(5)
+    S = rng.integers(0, 50, size=(40, 400)).astype(np.float64)  # narrow: no sample tightening
+    t = np.sort(S, axis=1)[:, -4]
+    t[0] = -1.0
+    vals, cols = topk_largest(to_xp(S), 4, threshold=to_xp(t))
+    ev, ec = _reference(S, 4)
+    np.testing.assert_array_equal(to_numpy(cols), ec)
+    np.testing.assert_array_equal(to_numpy(vals), ev)
+    assert calls

@@ -105,35 +105,69 @@ def topk_largest(S: Any, k: int, *, threshold: Any = None) -> tuple[Any, Any]:
     mask = S >= t[:, None]
     total = int(xp.count_nonzero(mask))
     cap = max(rows * k * 4, (rows * m) // 8)
-    if total > cap and (threshold is not None or not exact):
-        t = kth_largest(S, k)  # the bound was loose (e.g. rows sorted by value): exact one
+    if total > 8 * rows * k and threshold is not None and not exact:
+        # The caller's bound was loose: a sampled one is cheap and usually tight.
+        t = xp.maximum(t, kth_largest(_column_sample(S, sample_size, xp), k))
         mask = S >= t[:, None]
         total = int(xp.count_nonzero(mask))
     if total > cap:
-        mask = _first_ties(S, t, k, xp)  # massive ties at the k-th value
-        total = rows * k
+        above = S > t[:, None]
+        n_above = xp.count_nonzero(above, axis=1)
+        if not bool(xp.all(n_above < k)):
+            # t is below some row's k-th value (the bound was loose): take the exact one
+            t = kth_largest(S, k)
+            mask = S >= t[:, None]
+            total = int(xp.count_nonzero(mask))
+            above = None
+        if total > cap:
+            mask = _first_ties(S, t, k, xp, above=above)  # massive ties at the k-th value
+            total = rows * k
     # Flat positions come out sorted: row-major, so by row and then by column.
     flat = xp.nonzero(xp.reshape(mask, (-1,)))[0]
     del mask
     dev = device_of(S)
-    r_idx = flat // m
     vals = xp.take(xp.reshape(S, (-1,)), flat)
     starts = xp.searchsorted(flat, xp.arange(rows, device=dev, dtype=flat.dtype) * m)
-    order = _order_by_row_value_index(r_idx, vals, xp)
-    r_sorted = xp.take(r_idx, order)
-    rank = xp.arange(total, device=dev, dtype=flat.dtype) - xp.take(starts, r_sorted)
-    keep = xp.take(order, xp.nonzero(rank < k)[0])
+    keep = _best_per_row(vals, flat, m, starts, total, k, xp)
     values = xp.reshape(xp.take(vals, keep), (rows, k))
     columns = xp.reshape(xp.take(flat, keep) % m, (rows, k))
     return values, xp.astype(columns, xp.int64)
 
 
-def _first_ties(S: Any, t: Any, k: int, xp: Any) -> Any:
+def _best_per_row(vals: Any, flat: Any, m: int, starts: Any, total: int, k: int, xp: Any) -> Any:
+    """Positions (into ``vals``) of the k best candidates of each row, best first.
+
+    Candidates come grouped by row (row r owns ``vals[starts[r]:starts[r+1]]``) in column
+    order; ``flat`` are their flat positions in the (rows, m) tile. They are gathered into a (rows, widest row) block padded with -inf and sorted
+    row by row (stable, so equal values keep column order) -- one batched sort of short
+    rows instead of a global two-key sort. A very uneven candidate count falls back to the
+    global sort by (row, value).
+    """
+    rows = starts.shape[0]
+    dev = device_of(vals)
+    counts = xp.concat([starts[1:], xp.asarray([total], dtype=starts.dtype, device=dev)]) - starts
+    widest = int(xp.max(counts))
+    if widest * rows <= 8 * total + 4 * rows * k:
+        j = xp.arange(widest, dtype=starts.dtype, device=dev)
+        pos = starts[:, None] + j[None, :]
+        pos = xp.where(j[None, :] < counts[:, None], pos, xp.full_like(pos, total))
+        padded = xp.concat([vals, xp.asarray([-math.inf], dtype=vals.dtype, device=dev)])
+        block = xp.take(padded, xp.reshape(pos, (-1,)))
+        order = xp.argsort(-xp.reshape(block, (rows, widest)), axis=1, stable=True)[:, :k]
+        return xp.reshape(xp.take_along_axis(pos, order, axis=1), (-1,))
+    r_idx = flat // m
+    order = _order_by_row_value_index(r_idx, vals, xp)
+    rank = xp.arange(total, device=dev, dtype=starts.dtype) - xp.take(starts, xp.take(r_idx, order))
+    return xp.take(order, xp.nonzero(rank < k)[0])
+
+
+def _first_ties(S: Any, t: Any, k: int, xp: Any, *, above: Any = None) -> Any:
     """Mask of exactly k entries per row: all above the exact k-th value ``t`` and the
     first (lowest-column) entries equal to it. No sort: a running count of the ties, over
     the first few columns only when they hold enough ties for every row (the usual case)."""
     rows, m = S.shape
-    above = S > t[:, None]
+    if above is None:
+        above = S > t[:, None]
     need = k - xp.astype(xp.count_nonzero(above, axis=1), xp.int32)
     width = min(m, max(64, 4 * k))
     head = S[:, :width] == t[:, None]
