@@ -8,20 +8,22 @@ Algorithm (a threshold filter, generic over the array API):
 
 1. A lower bound ``t`` on each row's k-th largest score is taken from a sample of the
    row's columns, a few contiguous chunks spread over the row (the k-th largest of a subset
-   can only be smaller). Computing it is the
-   only backend-specific step (:func:`kth_largest`): NumPy/CuPy ``partition``,
-   ``torch.topk``, a native ``top_k`` when the namespace has one, else a generic ``sort``.
+   can only be smaller). Computing it is the only backend-specific step
+   (:func:`kth_largest`): NumPy/CuPy ``partition``, ``torch.topk``, a native ``top_k`` when
+   the namespace has one, else a generic ``sort``.
 2. ``S >= t`` keeps every true top-k element plus a few extras (≈ k·m/sample per row); the
    candidates are compacted with one flat ``nonzero`` (row starts by ``searchsorted``).
-3. Candidates are ordered by (row, score descending, column ascending) with two stable
-   sorts, and the first k of each row are kept.
+3. Each row's candidates are gathered into a block padded with -inf and sorted row by row
+   (stable: equal scores keep column order); the first k of each row are kept. Very uneven
+   candidate counts use one global stable sort by (row, score) instead.
 
 The full tile is read twice (compare, compaction) and never sorted; no index array of the
-tile's size is built. If the sample threshold lets through too many candidates (heavy ties),
-the exact k-th value is used instead; if ties at that value are still massive, the mask keeps
-the entries above it plus the first equal ones per row (a running count, no sort). Callers
-that know a lower bound of the k-th value (the sweeps: the previous PCA size's neighbours)
-pass it as ``threshold`` and skip the sample.
+tile's size is built. Callers that know a lower bound of the k-th value (the sweeps: the
+previous PCA size's neighbours) pass it as ``threshold`` and skip the sample; if that bound
+lets through too many candidates, the sampled one tightens it. If candidates are still too
+many, either ``t`` already is every row's exact k-th value (massive ties: the mask keeps the
+entries above it plus the first equal ones per row, a running count, no sort) or the exact
+k-th value is computed.
 """
 
 from __future__ import annotations
@@ -138,10 +140,10 @@ def _best_per_row(vals: Any, flat: Any, m: int, starts: Any, total: int, k: int,
     """Positions (into ``vals``) of the k best candidates of each row, best first.
 
     Candidates come grouped by row (row r owns ``vals[starts[r]:starts[r+1]]``) in column
-    order; ``flat`` are their flat positions in the (rows, m) tile. They are gathered into a (rows, widest row) block padded with -inf and sorted
-    row by row (stable, so equal values keep column order) -- one batched sort of short
-    rows instead of a global two-key sort. A very uneven candidate count falls back to the
-    global sort by (row, value).
+    order; ``flat`` are their flat positions in the (rows, m) tile. They are gathered into a
+    (rows, widest row) block padded with -inf and sorted row by row (stable, so equal values
+    keep column order) -- one batched sort of short rows instead of a global two-key sort.
+    A very uneven candidate count falls back to the global sort by (row, value).
     """
     rows = starts.shape[0]
     dev = device_of(vals)
