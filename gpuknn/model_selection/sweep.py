@@ -84,9 +84,13 @@ def score_many_k(
     *,
     n_classes: int,
     weights: Sequence[str] = ("uniform", "distance"),
-    scoring: Sequence[str] = ("accuracy",),
+    scoring: Sequence[str] | dict = ("accuracy",),
 ) -> dict[str, dict[str, np.ndarray]]:
     """Scores for every k and weighting from one sorted neighbour list.
+
+    ``scoring``: names of built-in vectorised scorers (``"accuracy"``, ``"macro_f1"``) or a
+    dict ``{name: callable(y_true, y_pred) -> float}`` (e.g. any :mod:`gpuknn.metrics`
+    function, applied to class indices), called once per k.
 
     Returns ``{weights: {scorer: array of shape (len(ks),)}}`` on the host.
     Vote ties go to the lowest class index (see :func:`gpuknn.votes_for_many_k`).
@@ -100,9 +104,14 @@ def score_many_k(
         pred = xp.argmax(counts, axis=2)
         out[w] = {}
         for name in scoring:
-            if name not in SCORERS:
-                raise InvalidInputError(f"unknown scoring {name!r}; expected one of {list(SCORERS)}")
-            out[w][name] = SCORERS[name](y_true, pred, n_classes)
+            fn = scoring[name] if isinstance(scoring, dict) else SCORERS.get(name)
+            if fn is None:
+                raise InvalidInputError(f"unknown scoring {name!r}; expected one of {list(SCORERS)} "
+                                        "or a dict of name -> callable(y_true, y_pred)")
+            if name in SCORERS and fn is SCORERS[name]:
+                out[w][name] = fn(y_true, pred, n_classes)
+            else:  # any metric function (gpuknn.metrics style), one k at a time
+                out[w][name] = np.asarray([float(fn(y_true, pred[r, :])) for r in range(pred.shape[0])])
     return out
 
 

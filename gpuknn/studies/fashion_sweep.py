@@ -25,12 +25,8 @@ from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from ..errors import InvalidInputError
 from ..model_selection.journal import Journal
 from ..model_selection.splitters import StratifiedKFold
-from ..model_selection.sweep import (
-    check_grid,
-    neighbors_for_k_sweep,
-    neighbors_for_p_sweep,
-    score_many_k,
-)
+from ..model_selection.cv import fold_k_scores, fold_kp_scores
+from ..model_selection.sweep import check_grid
 
 __all__ = ["SweepConfig", "run_sweep", "DEFAULT_PS"]
 
@@ -118,11 +114,11 @@ def run_sweep(
             key = f"raw/fold={f}"
             if jr.get(key) is None:
                 t0 = time.perf_counter()
-                Xtr, Xte = _rows(X_train, tr, xp), _rows(X_train, te, xp)
-                d, i = neighbors_for_k_sweep(Xtr, Xte, max(ks_raw), metric=config.metric,
-                                             working_memory=config.working_memory)
-                scores = score_many_k(_labels(y_dev, tr, i, xp), d, _take1(y_dev, te, xp), ks_raw,
-                                      n_classes=n_classes, weights=config.weights)
+                scores = fold_k_scores(_rows(X_train, tr, xp), _take1(y_dev, tr, xp),
+                                       _rows(X_train, te, xp), _take1(y_dev, te, xp), ks_raw,
+                                       n_classes=n_classes, metric=config.metric,
+                                       weights=config.weights, scoring=["accuracy"],
+                                       working_memory=config.working_memory)
                 jr.append(key, {"fold": f, "scores": _lists(scores), "seconds": time.perf_counter() - t0})
             cb("step", {"stage": "raw", "done": f + 1})
         out["raw"] = _aggregate([jr.get(f"raw/fold={f}")["scores"] for f in range(len(folds))], ks_raw)
@@ -145,17 +141,15 @@ def run_sweep(
             pca = _pca(max(ps), config).fit(Xtr)  # training part of the fold only: no leakage
             Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
             del Xtr, Xte
-            nbrs = neighbors_for_p_sweep(Ztr, Zte, ps, max(ks), metric=config.metric,
-                                         working_memory=config.working_memory,
-                                         on_tile=lambda done, total: cb("tile", {"done": done, "total": total}))
-            y_te = _take1(y_dev, te, xp)
-            per_p = (time.perf_counter() - t0) / len(ps)
+            per_p = fold_kp_scores(Ztr, _take1(y_dev, tr, xp), Zte, _take1(y_dev, te, xp), ks, ps,
+                                   n_classes=n_classes, metric=config.metric,
+                                   weights=config.weights, scoring=["accuracy"],
+                                   working_memory=config.working_memory,
+                                   on_tile=lambda done, total: cb("tile", {"done": done, "total": total}))
+            seconds = (time.perf_counter() - t0) / len(ps)
             for p in ps:
-                d, i = nbrs.pop(p)
-                scores = score_many_k(_labels(y_dev, tr, i, xp), d, y_te, ks,
-                                      n_classes=n_classes, weights=config.weights)
-                jr.append(f"kp/fold={f}/p={p}", {"fold": f, "p": p, "scores": _lists(scores),
-                                                 "seconds": per_p})
+                jr.append(f"kp/fold={f}/p={p}", {"fold": f, "p": p, "scores": _lists(per_p[p]),
+                                                 "seconds": seconds})
         cb("step", {"stage": "kp", "done": f + 1})
     heat = {p: _aggregate([jr.get(f"kp/fold={f}/p={p}")["scores"] for f in range(len(folds))], ks)
             for p in ps}
@@ -241,12 +235,6 @@ def _rows(X: Any, idx: np.ndarray, xp: Any) -> Any:
 
 def _take1(y: Any, idx: np.ndarray, xp: Any) -> Any:
     return xp.take(y, from_numpy(idx, xp))
-
-
-def _labels(y_dev: Any, train_idx: np.ndarray, nbr: Any, xp: Any) -> Any:
-    """Class indices of neighbours given as positions within the fold's training part."""
-    y_tr = _take1(y_dev, train_idx, xp)
-    return xp.reshape(xp.take(y_tr, xp.reshape(nbr, (-1,))), nbr.shape)
 
 
 class _MemoryJournal:

@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+
+from gpuknn import InvalidInputError, KNeighborsClassifier
+from gpuknn._backend import to_numpy
+from gpuknn.decomposition import PCA
+from gpuknn.metrics import f1_score
+from gpuknn.model_selection import StratifiedKFold, cross_validate_k, cross_validate_kp
+
+
+def _data(n=180, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, d)) + y[:, None] * 0.7
+    return X, y
+
+
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_k_table_equals_one_classifier_per_k(xp, to_xp, weights):
+    X, y = _data()
+    cv = StratifiedKFold(3, shuffle=True, random_state=2)
+    ks = [1, 4, 9]
+    table = cross_validate_k(to_xp(X), to_xp(y), ks, cv=cv, metric="correlation", weights=[weights],
+                             scoring={"accuracy": lambda t, p: float(np.mean(to_numpy(t) == to_numpy(p))),
+                                      "macro_f1": lambda t, p: f1_score(t, p, average="macro")})
+    assert len(table.rows) == 3 * len(ks)
+    for row in table.rows:
+        tr, te = list(cv.split(X, y))[row["fold"]]
+        clf = KNeighborsClassifier(row["k"], metric="correlation", weights=weights).fit(X[tr], y[tr])
+        pred = clf.predict(X[te])
+        assert row["accuracy"] == pytest.approx(np.mean(pred == y[te]), abs=1e-12)
+        assert row["macro_f1"] == pytest.approx(f1_score(y[te], pred, average="macro"), abs=1e-12)
+    summary = {r["k"]: r for r in table.summary()}
+    acc = table.column("accuracy").reshape(3, len(ks))
+    np.testing.assert_allclose([summary[k]["accuracy_mean"] for k in ks], acc.mean(0))
+    np.testing.assert_allclose([summary[k]["accuracy_std"] for k in ks], acc.std(0))
+    assert table.best()["accuracy_mean"] == max(r["accuracy_mean"] for r in table.summary())
+
+
+def test_kp_table_equals_refitting_pca_per_p(xp, to_xp):
+    X, y = _data(n=150, d=10, seed=3)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    table = cross_validate_kp(to_xp(X), to_xp(y), [1, 5], [3, 6, 10], cv=cv, metric="correlation",
+                              weights=["uniform", "distance"])
+    assert len(table.rows) == 3 * 3 * 2 * 2
+    for row in table.rows[::5]:
+        tr, te = list(cv.split(X, y))[row["fold"]]
+        pca = PCA(row["p"], solver="eigh").fit(X[tr])  # refit with exactly p components
+        clf = KNeighborsClassifier(row["k"], metric="correlation", weights=row["weights"])
+        acc = clf.fit(pca.transform(X[tr]), y[tr]).score(pca.transform(X[te]), y[te])
+        assert row["accuracy"] == pytest.approx(acc, abs=1e-12)
+
+
+def test_bad_input():
+    X, y = _data(n=30)
+    with pytest.raises(InvalidInputError, match="samples"):
+        cross_validate_k(X, y[:-1], [1])
+    with pytest.raises(InvalidInputError, match="k values"):
+        cross_validate_k(X, y, [0, 2])
+    with pytest.raises(InvalidInputError, match="unknown scoring"):
+        cross_validate_k(X, y, [1], scoring=["auc"])
+    with pytest.raises(InvalidInputError, match="p values"):
+        cross_validate_kp(X, y, [1], [20])
