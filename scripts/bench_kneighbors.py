@@ -15,19 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 import tracemalloc
 
 import numpy as np
-
-
-def best_of(fn, repeat):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
+from _timing import best_of
 
 
 def main() -> None:

@@ -24,11 +24,11 @@ import argparse
 import gzip
 import os
 import platform
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _timing import best_of
 
 from gpuknn.decomposition import PCA
 from gpuknn.linalg import covariance
@@ -41,15 +41,6 @@ def load_train_images(directory: Path) -> np.ndarray:
     magic, n, rows, cols = np.frombuffer(raw[:16], dtype=">u4")
     assert magic == 2051, f"bad IDX magic {magic}"
     return np.frombuffer(raw, dtype=np.uint8, offset=16).reshape(n, rows * cols).astype(np.float32)
-
-
-def best_of(repeat: int, fn):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def rel_err(got, ref, k=100):
@@ -110,13 +101,13 @@ def main() -> None:
     for name, solver, X in (("sklearn covariance_eigh f32", "covariance_eigh", X32),
                             ("sklearn covariance_eigh f64", "covariance_eigh", X64),
                             ("sklearn randomized f32", "randomized", X32)):
-        t, m = best_of(args.repeat, lambda: SkPCA(100, svd_solver=solver, random_state=0).fit(X))
+        t, m = best_of(lambda: SkPCA(100, svd_solver=solver, random_state=0).fit(X), args.repeat)
         if not sk_base:
             sk_base.append(t)
         row(f"{name}, p=100", t, None, rel_err(m.explained_variance_, ref64))
-    t, _ = best_of(args.repeat, lambda: covariance(X32))
+    t, _ = best_of(lambda: covariance(X32), args.repeat)
     row("covariance float32 (one GEMM)", t)
-    t, _ = best_of(args.repeat, lambda: covariance(X32, dtype="float64"))
+    t, _ = best_of(lambda: covariance(X32, dtype="float64"), args.repeat)
     row("covariance float64 (cast + GEMM)", t)
 
     for p in (100, 784):
@@ -127,8 +118,8 @@ def main() -> None:
                 reps = 1 if (p == 784 and solver == "deflation") else args.repeat
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    t, m = best_of(reps, lambda: PCA(p, solver=solver, random_state=0,
-                                                     dtype=dtype).fit(X32))
+                    t, m = best_of(lambda: PCA(p, solver=solver, random_state=0,
+                                               dtype=dtype).fit(X32), reps)
                 note = {"deflation": f"iterations {int(m.n_iter_.sum())} (all pairs)",
                         "block": f"iterations {int(m.n_iter_[0])}", "eigh": ""}[solver]
                 if caught:

@@ -36,7 +36,19 @@ def _labels_host(y: Any) -> np.ndarray:
     return y_host
 
 
-class KFold(BaseEstimator):
+class _KFoldBase(BaseEstimator):
+    """Parameters and ``get_n_splits`` shared by the K-fold splitters."""
+
+    def __init__(self, n_splits: int = 5, *, shuffle: bool = False, random_state: Any = None):
+        self.n_splits = n_splits
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        return _check_splits(self.n_splits)
+
+
+class KFold(_KFoldBase):
     """K consecutive folds (shuffled first when ``shuffle=True``), like scikit-learn's.
 
     The first ``n % n_splits`` folds have one sample more.
@@ -47,13 +59,6 @@ class KFold(BaseEstimator):
     [[0, 1], [2, 3], [4]]
     """
 
-    def __init__(self, n_splits: int = 5, *, shuffle: bool = False, random_state: Any = None):
-        self.n_splits = n_splits
-        self.shuffle = shuffle
-        self.random_state = random_state
-
-    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
-        return _check_splits(self.n_splits)
 
     def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield ``(train_idx, test_idx)`` host int64 arrays."""
@@ -75,7 +80,7 @@ class KFold(BaseEstimator):
             start += size
 
 
-class StratifiedKFold(BaseEstimator):
+class StratifiedKFold(_KFoldBase):
     """K folds keeping each class's share: every class has floor or ceil(n_c/K) per fold.
 
     Each class's indices (shuffled when ``shuffle=True``) are dealt round-robin to the
@@ -83,13 +88,6 @@ class StratifiedKFold(BaseEstimator):
     most one. Not index-identical to scikit-learn's folds, but the same guarantees.
     """
 
-    def __init__(self, n_splits: int = 5, *, shuffle: bool = False, random_state: Any = None):
-        self.n_splits = n_splits
-        self.shuffle = shuffle
-        self.random_state = random_state
-
-    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
-        return _check_splits(self.n_splits)
 
     def fold_assignment(self, y: Any, rng: np.random.Generator | None = None) -> np.ndarray:
         """Fold number (0..K-1) of every sample, host int64 array of shape (n,)."""
