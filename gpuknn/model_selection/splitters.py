@@ -59,7 +59,6 @@ class KFold(_KFoldBase):
     [[0, 1], [2, 3], [4]]
     """
 
-
     def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield ``(train_idx, test_idx)`` host int64 arrays."""
         k = _check_splits(self.n_splits)
@@ -87,7 +86,6 @@ class StratifiedKFold(_KFoldBase):
     folds, continuing where the previous class stopped, so fold sizes also differ by at
     most one. Not index-identical to scikit-learn's folds, but the same guarantees.
     """
-
 
     def fold_assignment(self, y: Any, rng: np.random.Generator | None = None) -> np.ndarray:
         """Fold number (0..K-1) of every sample, host int64 array of shape (n,)."""
