@@ -154,3 +154,32 @@ def test_votes_bad_input(xp, to_xp):
         votes_for_many_k(labels, [2], n_classes=2, weights="distance")
     with pytest.raises(InvalidInputError):
         votes_for_many_k(labels, [2], n_classes=2, weights="gaussian")
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "correlation", "inner"])
+def test_prepared_reference_gives_the_same_neighbours(xp, to_xp, metric):
+    from gpuknn.neighbors import PreparedReference
+
+    rng = np.random.default_rng(8)
+    R, Q = rng.normal(size=(80, 6)), rng.normal(size=(20, 6))
+    ref = PreparedReference(to_xp(R), metric=metric)
+    d0, i0 = kneighbors(to_xp(Q), to_xp(R), 5, metric=metric)
+    for _ in range(2):  # reusable
+        d1, i1 = kneighbors(to_xp(Q), ref, 5, metric=metric, working_memory=2000)
+        np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
+        np.testing.assert_allclose(to_numpy(d1), to_numpy(d0), atol=1e-12)
+    np.testing.assert_array_equal(to_numpy(ref.data), R)  # the caller's rows are untouched
+
+
+def test_prepared_reference_checks(xp, to_xp):
+    from gpuknn.neighbors import PreparedReference
+
+    ref = PreparedReference(to_xp(np.ones((5, 3))), metric="cosine")
+    with pytest.raises(InvalidInputError, match="prepared for metric 'cosine'"):
+        kneighbors(to_xp(np.ones((2, 3))), ref, 1, metric="euclidean")
+    with pytest.raises(InvalidInputError, match="features"):
+        kneighbors(to_xp(np.ones((2, 4))), ref, 1, metric="cosine")
+    with pytest.raises(InvalidInputError, match="k must be"):
+        kneighbors(to_xp(np.ones((2, 3))), ref, 6, metric="cosine")
+    with pytest.raises(InvalidInputError, match="NaN"):
+        PreparedReference(to_xp(np.array([[np.nan, 1.0]])), metric="cosine")

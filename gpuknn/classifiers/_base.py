@@ -9,6 +9,7 @@ import numpy as np
 from .._backend import array_namespace, check_int, from_numpy, to_numpy, validate_matrix
 from ..base import BaseEstimator, check_is_fitted
 from ..errors import InvalidInputError
+from ..neighbors import PreparedReference, kneighbors
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
 
 __all__ = ["NeighborsClassifierMixin", "encode_labels", "check_n_neighbors"]
@@ -59,9 +60,13 @@ class NeighborsClassifierMixin(BaseEstimator):
         xp = array_namespace(self._fit_X)
         self._fit_method = resolve_algorithm(algorithm, xp, metric, self.n_features_in_)
         self._tree = build_tree(self._fit_X) if self._fit_method == "kd_tree" else None
+        # Brute force: prepare the training rows once here, not at every predict.
+        self._ref = PreparedReference(self._fit_X, metric=metric) if self._fit_method == "brute" else None
 
     def _search(self, X: Any, k: int) -> tuple[Any, Any]:
         """``(distances, indices)`` of the k nearest training rows of validated X."""
+        if self._ref is not None:
+            return kneighbors(X, self._ref, k, metric=self.metric, working_memory=self.working_memory)
         return neighbors(
             X, self._fit_X, k, metric=self.metric, algorithm=self._fit_method,
             working_memory=self.working_memory, tree=self._tree,

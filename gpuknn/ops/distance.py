@@ -58,10 +58,17 @@ class PreparedRows:
     sqnorm: Any | None  # (n,) squared norms of the original rows (queries, euclidean family)
 
 
-def _unit_rows(X: Any, xp: Any) -> Any:
-    norms = xp.sqrt(xp.sum(X * X, axis=1, keepdims=True))
-    # Zero rows stay zero (documented distance 1) instead of dividing by zero.
+def _unit_rows(X: Any, xp: Any, *, owned: bool = False) -> Any:
+    """Rows scaled to unit norm; zero rows stay zero (documented distance 1, not NaN).
+
+    ``owned``: X is a temporary of ours and may be divided in place (saves a tile-sized
+    allocation and a pass).
+    """
+    norms = xp.linalg.vector_norm(X, axis=1, keepdims=True)
     safe = xp.where(norms > 0, norms, xp.ones_like(norms))
+    if owned:
+        X /= safe
+        return X
     return X / safe
 
 
@@ -96,7 +103,7 @@ def prepare_rows(X: Any, metric: str, *, role: str) -> PreparedRows:
         return PreparedRows(_unit_rows(X, xp), None)
     if metric == "correlation":
         centred = X - xp.mean(X, axis=1, keepdims=True)
-        return PreparedRows(_unit_rows(centred, xp), None)
+        return PreparedRows(_unit_rows(centred, xp, owned=True), None)
     return PreparedRows(X, None)  # inner
 
 
