@@ -120,7 +120,8 @@ def kneighbors(
     Notes
     -----
     Complexity O(n_queries · n_ref · d) in GEMMs plus two reads of each score tile.
-    Extra memory: ``working_memory`` + O(n_queries · k).
+    Extra memory: ``working_memory`` + O(n_queries · k) + the prepared copies of the rows,
+    O((n_queries + n_ref) · d); pass a :class:`PreparedReference` to prepare R only once.
 
     Examples
     --------
