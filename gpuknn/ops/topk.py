@@ -206,10 +206,11 @@ def _order_by_row_value_index(r_idx: Any, vals: Any, xp: Any) -> Any:
     The candidates arrive in row-major order (row, then column ascending), so a stable sort
     by value then a stable sort by row leaves equal values in column order.
     """
-    if is_numpy_namespace(xp) or is_cupy_namespace(xp):
-        native = _native(vals)
+    if is_numpy_namespace(xp):
+        import numpy  # noqa: PLC0415 - numpy fast path (cupy.lexsort wants one stacked array)
+
         # lexsort is stable; the last key is the primary one.
-        return native.lexsort((-vals, r_idx))
+        return numpy.lexsort((-vals, r_idx))
     o1 = xp.argsort(-vals, stable=True)
     o2 = xp.argsort(xp.take(r_idx, o1), stable=True)
     return xp.take(o1, o2)
