@@ -23,6 +23,7 @@ import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from ..errors import InvalidInputError
+from ..metrics import accuracy_score, confusion_matrix, f1_score
 from ..model_selection.journal import Journal
 from ..model_selection.splitters import StratifiedKFold
 from ..model_selection.cv import fold_k_scores, fold_kp_scores
@@ -190,12 +191,10 @@ def _final(X_train, y_dev, X_test, yte, best, n_classes, config, xp) -> dict:
     lab = xp.reshape(xp.take(y_dev, xp.reshape(i, (-1,))), i.shape)
     pred = to_numpy(votes_for_many_k(lab, [best["k"]], n_classes=n_classes, distances=d,
                                      weights=best["weights"])[0])
-    cm = np.zeros((n_classes, n_classes), dtype=np.int64)
-    np.add.at(cm, (yte, pred), 1)
-    tp = np.diag(cm).astype(float)
-    denom = cm.sum(0) + cm.sum(1)
-    f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return {"accuracy": float(tp.sum() / cm.sum()), "macro_f1": float(f1.mean()),
+    labels = np.arange(n_classes)
+    cm = to_numpy(confusion_matrix(yte, pred, labels=labels))
+    f1 = to_numpy(f1_score(yte, pred, labels=labels, average=None))
+    return {"accuracy": accuracy_score(yte, pred), "macro_f1": float(f1.mean()),
             "confusion_matrix": cm.tolist(), "per_class_f1": f1.tolist()}
 
 
