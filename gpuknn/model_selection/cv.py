@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
-from ..errors import InvalidInputError
+from ..classifiers._base import encode_labels
 from .splitters import StratifiedKFold
 from .sweep import check_grid, neighbors_for_k_sweep, neighbors_for_p_sweep, score_many_k
 
@@ -84,13 +84,10 @@ def fold_kp_scores(Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metri
 def _prepare(X, y, cv):
     xp = array_namespace(X)
     X = validate_matrix(X, xp, name="X")
-    y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
-    if y_host.shape[0] != X.shape[0]:
-        raise InvalidInputError(f"X has {X.shape[0]} samples but y has {y_host.shape[0]}")
-    classes, enc = np.unique(y_host, return_inverse=True)
+    classes, y_dev = encode_labels(y, X.shape[0], xp)
     cv = cv if cv is not None else StratifiedKFold(5, shuffle=True, random_state=0)
-    folds = list(cv.split(X, y_host))
-    return xp, X, from_numpy(enc.astype(np.int64), xp), int(classes.shape[0]), folds
+    folds = list(cv.split(X, to_numpy(y_dev)))  # the class codes stratify like the labels
+    return xp, X, y_dev, int(classes.shape[0]), folds
 
 
 def _take(a, idx, xp):
