@@ -90,7 +90,8 @@ def _prepare(X, y, cv):
     return xp, X, y_dev, int(classes.shape[0]), folds
 
 
-def _take(a, idx, xp):
+def take_rows(a: Any, idx: np.ndarray, xp: Any) -> Any:
+    """Rows (or labels) ``a[idx]`` for host indices ``idx``, in ``a``'s namespace."""
     return xp.take(a, from_numpy(idx, xp), axis=0)
 
 
@@ -136,7 +137,7 @@ def cross_validate_k(X: Any, y: Any, ks: Sequence[int], *, cv: Any = None, metri
     names = list(scoring) if not isinstance(scoring, dict) else list(scoring)
     rows = []
     for f, (tr, te) in enumerate(folds):
-        sc = fold_k_scores(_take(X, tr, xp), _take(y_dev, tr, xp), _take(X, te, xp), _take(y_dev, te, xp),
+        sc = fold_k_scores(take_rows(X, tr, xp), take_rows(y_dev, tr, xp), take_rows(X, te, xp), take_rows(y_dev, te, xp),
                            ks, n_classes=n_classes, metric=metric, weights=weights, scoring=scoring,
                            working_memory=working_memory)
         rows += _rows(sc, ks, f, {})
@@ -162,10 +163,10 @@ def cross_validate_kp(X: Any, y: Any, ks: Sequence[int], ps: Sequence[int], *, c
     names = list(scoring) if not isinstance(scoring, dict) else list(scoring)
     rows = []
     for f, (tr, te) in enumerate(folds):
-        Xtr, Xte = _take(X, tr, xp), _take(X, te, xp)
+        Xtr, Xte = take_rows(X, tr, xp), take_rows(X, te, xp)
         pca = PCA(max(ps), solver=pca_solver, random_state=random_state).fit(Xtr)
-        per_p = fold_kp_scores(pca.transform(Xtr), _take(y_dev, tr, xp), pca.transform(Xte),
-                               _take(y_dev, te, xp), ks, ps, n_classes=n_classes, metric=metric,
+        per_p = fold_kp_scores(pca.transform(Xtr), take_rows(y_dev, tr, xp), pca.transform(Xte),
+                               take_rows(y_dev, te, xp), ks, ps, n_classes=n_classes, metric=metric,
                                weights=weights, scoring=scoring, working_memory=working_memory)
         for p in ps:
             rows += _rows(per_p[p], ks, f, {"p": p})

@@ -26,7 +26,7 @@ from ..errors import InvalidInputError
 from ..metrics import accuracy_score, confusion_matrix, f1_score
 from ..model_selection.journal import Journal
 from ..model_selection.splitters import StratifiedKFold
-from ..model_selection.cv import fold_k_scores, fold_kp_scores
+from ..model_selection.cv import fold_k_scores, fold_kp_scores, take_rows
 from ..model_selection.sweep import check_grid
 
 __all__ = ["SweepConfig", "run_sweep", "DEFAULT_PS"]
@@ -115,8 +115,8 @@ def run_sweep(
             key = f"raw/fold={f}"
             if jr.get(key) is None:
                 t0 = time.perf_counter()
-                scores = fold_k_scores(_rows(X_train, tr, xp), _take1(y_dev, tr, xp),
-                                       _rows(X_train, te, xp), _take1(y_dev, te, xp), ks_raw,
+                scores = fold_k_scores(take_rows(X_train, tr, xp), take_rows(y_dev, tr, xp),
+                                       take_rows(X_train, te, xp), take_rows(y_dev, te, xp), ks_raw,
                                        n_classes=n_classes, metric=config.metric,
                                        weights=config.weights, scoring=["accuracy"],
                                        working_memory=config.working_memory)
@@ -138,11 +138,11 @@ def run_sweep(
     for f, (tr, te) in enumerate(folds):
         if any(jr.get(f"kp/fold={f}/p={p}") is None for p in ps):
             t0 = time.perf_counter()
-            Xtr, Xte = _rows(X_train, tr, xp), _rows(X_train, te, xp)
+            Xtr, Xte = take_rows(X_train, tr, xp), take_rows(X_train, te, xp)
             pca = _pca(max(ps), config).fit(Xtr)  # training part of the fold only: no leakage
             Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
             del Xtr, Xte
-            per_p = fold_kp_scores(Ztr, _take1(y_dev, tr, xp), Zte, _take1(y_dev, te, xp), ks, ps,
+            per_p = fold_kp_scores(Ztr, take_rows(y_dev, tr, xp), Zte, take_rows(y_dev, te, xp), ks, ps,
                                    n_classes=n_classes, metric=config.metric,
                                    weights=config.weights, scoring=["accuracy"],
                                    working_memory=config.working_memory,
@@ -226,14 +226,6 @@ def _lists(scores: dict) -> dict:
 
 def _host(y: Any) -> np.ndarray:
     return to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
-
-
-def _rows(X: Any, idx: np.ndarray, xp: Any) -> Any:
-    return xp.take(X, from_numpy(idx, xp), axis=0)
-
-
-def _take1(y: Any, idx: np.ndarray, xp: Any) -> Any:
-    return xp.take(y, from_numpy(idx, xp))
 
 
 class _MemoryJournal:
