@@ -35,11 +35,16 @@ __all__ = [
     "validate_matrix",
     "float_dtype",
     "default_working_memory",
+    "preferred_tile_bytes",
     "is_out_of_memory",
     "check_int",
 ]
 
-_CPU_WORKING_MEMORY = 256 << 20  # measured best on the CPU: bigger tiles page-fault, smaller ones starve BLAS
+_CPU_WORKING_MEMORY = 256 << 20
+# Score tiles on the host: cache-sized (faiss uses 4096 x 1024 floats) so the compare after the
+# GEMM reads the tile while it is warm, and glibc recycles the buffer instead of mapping fresh,
+# page-faulting memory for every tile (it does for blocks above its 32 MiB mmap threshold).
+_HOST_TILE_BYTES = 32 << 20
 
 
 def array_namespace(*arrays: Any) -> Any:
@@ -167,7 +172,11 @@ def validate_matrix(
     target = float_dtype(X, xp, dtype)
     if X.dtype != target:
         X = xp.astype(X, target)
-    if check_finite and X.size:
+    # NaN propagates through max/min and an infinity is one of them, so two reductions (no
+    # mask of X's size) clear the usual all-finite input; otherwise the rows are located.
+    if check_finite and X.size and not (
+        bool(xp.isfinite(xp.max(X))) and bool(xp.isfinite(xp.min(X)))
+    ):
         finite = xp.isfinite(X)
         if not bool(xp.all(finite)):
             bad = finite if ndim == 1 else xp.all(finite, axis=tuple(range(1, ndim)))
@@ -216,6 +225,14 @@ def default_working_memory(xp: Any) -> int:
     if env:
         return int(float(env))
     return _CPU_WORKING_MEMORY
+
+
+def preferred_tile_bytes(xp: Any) -> int | None:
+    """Cap on one score tile for this namespace: cache-sized on NumPy, none elsewhere.
+
+    GPUs want the largest tiles the budget allows (few kernel launches and host syncs).
+    """
+    return _HOST_TILE_BYTES if is_numpy_namespace(xp) else None
 
 
 def is_out_of_memory(exc: BaseException) -> bool:

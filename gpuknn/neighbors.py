@@ -1,16 +1,19 @@
 """Tiled exact k-nearest-neighbour search and votes for many k at once.
 
-:func:`kneighbors` walks query tiles (and reference tiles when one row of scores against
-all references does not fit), computes each tile's scores with one GEMM of prepared rows
-(:mod:`gpuknn.ops.distance`), selects the top k (:mod:`gpuknn.ops.topk`) and merges the
-partial lists of reference tiles. The score tile never exceeds ``working_memory`` bytes
-(selection scratch included); on an out-of-memory error the tile is halved and retried.
+:func:`kneighbors` is a blocked search (the scheme of faiss's CPU flat index): queries are
+prepared in chunks, references in blocks; each (query tile, reference block) pair is one
+GEMM of prepared rows (:mod:`gpuknn.ops.distance`). The first block's top k seeds a running
+list per query (:func:`~gpuknn.ops.topk.topk_largest`); every later tile only lets through
+the scores above a row's current k-th value (:func:`~gpuknn.ops.topk.update_topk`), so a
+tile usually costs a compare and a ``nonzero`` on top of its GEMM. Prepared query chunk,
+prepared reference block and score tile (selection scratch included) together stay under
+``working_memory``; on an out-of-memory error the tile is halved and the search retried.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from ._backend import (
     array_namespace,
@@ -18,33 +21,61 @@ from ._backend import (
     default_working_memory,
     device_of,
     is_out_of_memory,
+    preferred_tile_bytes,
     validate_matrix,
 )
 from .errors import InvalidInputError
 from .ops.distance import check_metric, prepare_rows, scores_to_distances, validate_pair
-from .ops.topk import merge_topk, topk_largest
+from .ops.topk import topk_largest, update_topk
 
-__all__ = ["PreparedReference", "kneighbors", "votes_for_many_k", "vote_counts", "tile_shape"]
+__all__ = ["PreparedReference", "kneighbors", "votes_for_many_k", "vote_counts", "plan_tiles"]
 
-# Bytes of selection scratch per score element (mask + compaction), on top of the score.
-_SCRATCH_PER_ELEMENT = 2
+# Bytes of selection scratch per score element (mask + candidate positions), on top of the
+# score itself.
+_SCRATCH_PER_ELEMENT = 3
+# Query rows a tile keeps when references must be split: enough rows to make the GEMM
+# efficient (faiss uses 4096 x 1024 tiles on the CPU).
+_MIN_TILE_ROWS = 1024
 
 
-def tile_shape(n_queries: int, n_ref: int, itemsize: int, working_memory: int) -> tuple[int, int]:
-    """Rows and columns of the score tile that fit in ``working_memory`` bytes.
+class TilePlan(NamedTuple):
+    """How :func:`kneighbors` walks the work: query chunk, tile rows, reference block."""
 
-    Whole reference rows are preferred (no merge); references are split only when even
-    ``min(n_queries, 32)`` query rows against all references would not fit.
+    query_chunk: int  # queries prepared at once
+    rows: int  # query rows per score tile
+    cols: int  # references per block (prepared at once)
+
+
+def plan_tiles(
+    n_queries: int,
+    n_ref: int,
+    row_width: int,
+    itemsize: int,
+    working_memory: int,
+    *,
+    tile_bytes: int | None = None,
+) -> TilePlan:
+    """Tile plan whose buffers fit in ``working_memory`` bytes.
+
+    ``chunk·row_width·itemsize`` (prepared queries) + ``cols·row_width·itemsize`` (prepared
+    reference block) + ``rows·cols·(itemsize + scratch)`` (score tile and selection scratch)
+    stays within ``working_memory`` whenever one row of each fits. ``tile_bytes`` caps the
+    score tile further (the host prefers cache-sized tiles, see
+    :func:`gpuknn._backend.preferred_tile_bytes`).
     """
+    row_bytes = max(1, row_width * itemsize)
     per = itemsize + _SCRATCH_PER_ELEMENT
-    budget = max(int(working_memory), per)
-    min_rows = min(n_queries, 32)
-    if min_rows * n_ref * per <= budget:
-        cols = n_ref
-    else:
-        cols = max(1, budget // (min_rows * per))
-    rows = max(1, min(n_queries, budget // (cols * per)))
-    return rows, cols
+    budget = max(int(working_memory), 1)
+    tile_budget = budget // 2 if tile_bytes is None else min(budget // 2, int(tile_bytes))
+    quarter = budget // 4
+    min_rows = min(n_queries, _MIN_TILE_ROWS)
+    cols = max(1, min(n_ref, quarter // row_bytes, tile_budget // (min_rows * per)))
+    rows = max(1, min(n_queries, tile_budget // (cols * per), quarter // row_bytes))
+    rest = budget - cols * row_bytes - rows * cols * per
+    chunk = min(n_queries, max(rows, rest // row_bytes))
+    if chunk < n_queries:
+        chunk = max(rows, chunk // rows * rows)  # whole tiles per chunk
+    return TilePlan(chunk, rows, cols)
 
 
 class PreparedReference:
@@ -100,8 +131,10 @@ def kneighbors(
         See :mod:`gpuknn.ops.distance`. For ``"inner"`` the returned "distances" are the
         inner products, sorted from largest (closest) to smallest.
     working_memory : int, optional
-        Bytes the score tile plus selection scratch may use. Default: half the free GPU
-        memory under CuPy, 256 MiB on the host (env ``GPUKNN_WORKING_MEMORY`` overrides).
+        Bytes for the prepared query chunk, the prepared reference block and the score
+        tile with its selection scratch. Default: half the free GPU memory under CuPy,
+        256 MiB on the host (env ``GPUKNN_WORKING_MEMORY`` overrides). On the host the
+        score tile is further capped at a cache-friendly 32 MiB.
     return_distance : bool
         Return ``(distances, indices)`` (default) or only ``indices``.
 
@@ -119,9 +152,10 @@ def kneighbors(
 
     Notes
     -----
-    Complexity O(n_queries · n_ref · d) in GEMMs plus two reads of each score tile.
-    Extra memory: ``working_memory`` + O(n_queries · k) + the prepared copies of the rows,
-    O((n_queries + n_ref) · d); pass a :class:`PreparedReference` to prepare R only once.
+    Complexity O(n_queries · n_ref · d) in GEMMs, one compare and one ``nonzero`` per score
+    tile, and O(n_queries · k · log) merging. Extra memory: ``working_memory`` +
+    O(n_queries · k) (the running lists and the result); the inputs are never copied whole.
+    A :class:`PreparedReference` is used in place (its prepared rows are owned by it).
 
     Examples
     --------
@@ -141,61 +175,89 @@ def kneighbors(
                 f"Q has {Q.shape[1]} features but R has {R.shape[1]} "
                 f"(shapes {tuple(Q.shape)} and {R.shape})"
             )
-        ref_rows = R.rows
+        ref_rows, R = R.rows, None
+        n_ref = ref_rows.shape[0]
     else:
         Q, R, xp = validate_pair(Q, R, names=("Q", "R"))
         ref_rows = None
-    n_q, n_ref = Q.shape[0], R.shape[0]
+        n_ref = R.shape[0]
+    n_q = Q.shape[0]
     k = check_int(k, name="k", low=1, high=n_ref)
     if working_memory is None:
         working_memory = default_working_memory(xp)
     elif working_memory <= 0:
         raise InvalidInputError(f"working_memory must be positive, got {working_memory}")
-    qp = prepare_rows(Q, metric, role="query")
-    if ref_rows is None:
-        ref_rows = prepare_rows(R, metric, role="reference").rows
     itemsize = 8 if Q.dtype == xp.float64 else 4
-    rows, cols = tile_shape(n_q, n_ref, itemsize, working_memory)
-
-    out_s, out_i = [], []
-    start = 0
-    while start < n_q:
-        stop = min(start + rows, n_q)
+    width = Q.shape[1] + (1 if metric in ("euclidean", "sqeuclidean") else 0)
+    plan = plan_tiles(
+        n_q, n_ref, width, itemsize, working_memory, tile_bytes=preferred_tile_bytes(xp)
+    )
+    while True:
         try:
-            s, i = _query_tile(qp.rows[start:stop, :], ref_rows, k, cols, xp)
+            dist, idx = _search(Q, R, ref_rows, k, metric, plan, xp)
+            break
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
-            if not is_out_of_memory(exc) or (rows == 1 and cols == 1):
+            if not is_out_of_memory(exc) or (plan.rows == 1 and plan.cols == 1):
                 raise
-            rows, cols = (max(1, rows // 2), cols) if rows > 1 else (1, max(1, cols // 2))
-            continue
-        out_s.append(s)
-        out_i.append(i)
-        start = stop
-    scores = out_s[0] if len(out_s) == 1 else xp.concat(out_s, axis=0)
-    indices = out_i[0] if len(out_i) == 1 else xp.concat(out_i, axis=0)
-    if not return_distance:
-        return indices
-    return scores_to_distances(scores, metric, qp.sqnorm), indices
+            if plan.rows > 1:
+                rows = max(1, plan.rows // 2)
+                plan = TilePlan(max(rows, plan.query_chunk // 2), rows, plan.cols)
+            else:
+                plan = TilePlan(plan.query_chunk, 1, max(1, plan.cols // 2))
+    return (dist, idx) if return_distance else idx
 
 
-def _query_tile(Qt: Any, Rp: Any, k: int, cols: int, xp: Any) -> tuple[Any, Any]:
-    """Top-k scores/indices of one query tile against all references, tile by tile."""
-    n_ref = Rp.shape[0]
-    best_s = best_i = None
-    for c0 in range(0, n_ref, cols):
-        c1 = min(c0 + cols, n_ref)
-        S = Qt @ Rp[c0:c1, :].T
-        s, i = topk_largest(S, min(k, c1 - c0))
-        del S
-        if c0:
-            i = i + c0
-        if best_s is None:
-            best_s, best_i = s, i
-        else:
-            best_s, best_i = merge_topk(
-                xp.concat([best_s, s], axis=1), xp.concat([best_i, i], axis=1), k
-            )
-    return best_s, best_i
+def _search(Q: Any, R: Any, ref_rows: Any, k: int, metric: str, plan: TilePlan, xp: Any):
+    """Run one tile plan: distances and indices of shape (n_queries, k)."""
+    n_q = Q.shape[0]
+    n_ref = ref_rows.shape[0] if ref_rows is not None else R.shape[0]
+    out_d, out_i = [], []
+    for q0 in range(0, n_q, plan.query_chunk):
+        qp = prepare_rows(Q[q0 : min(q0 + plan.query_chunk, n_q), :], metric, role="query")
+        n_chunk = qp.rows.shape[0]
+        tiles = range(0, n_chunk, plan.rows)
+        best: list[Any] = [None] * len(tiles)
+        for c0 in range(0, n_ref, plan.cols):
+            c1 = min(c0 + plan.cols, n_ref)
+            if ref_rows is not None:
+                block = ref_rows[c0:c1, :]
+            else:  # prepared block by block: the reference is never copied whole
+                block = prepare_rows(R[c0:c1, :], metric, role="reference").rows
+            block_t = block.T
+            for t, r0 in enumerate(tiles):
+                S = _score_tile(qp.rows[r0 : min(r0 + plan.rows, n_chunk), :], block_t)
+                if best[t] is None:
+                    best[t] = _seed(S, k, c0, xp)
+                else:
+                    best[t] = update_topk(best[t][0], best[t][1], S, c0)
+                del S
+            del block, block_t
+        scores = xp.concat([b[0] for b in best], axis=0) if len(best) > 1 else best[0][0]
+        index = xp.concat([b[1] for b in best], axis=0) if len(best) > 1 else best[0][1]
+        out_d.append(scores_to_distances(scores, metric, qp.sqnorm))
+        out_i.append(index)
+    if len(out_d) == 1:
+        return out_d[0], out_i[0]
+    return xp.concat(out_d, axis=0), xp.concat(out_i, axis=0)
+
+
+def _score_tile(Qt: Any, block_t: Any) -> Any:
+    """One GEMM: scores of a query tile against a (transposed) prepared reference block."""
+    return Qt @ block_t
+
+
+def _seed(S: Any, k: int, offset: int, xp: Any) -> tuple[Any, Any]:
+    """Running top-k lists from a tile's own top k, padded with -inf if it is narrower."""
+    rows, m = S.shape
+    values, cols = topk_largest(S, min(k, m))
+    cols = cols + offset
+    if m < k:
+        dev = device_of(S)
+        values = xp.concat(
+            [values, xp.full((rows, k - m), -float("inf"), dtype=S.dtype, device=dev)], axis=1
+        )
+        cols = xp.concat([cols, xp.full((rows, k - m), -1, dtype=cols.dtype, device=dev)], axis=1)
+    return values, cols
 
 
 def _neighbor_weights(distances: Any, weights: str, xp: Any) -> Any:

@@ -4,7 +4,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from gpuknn import InvalidInputError, kneighbors, vote_counts, votes_for_many_k
 from gpuknn._backend import to_numpy
-from gpuknn.neighbors import tile_shape
+from gpuknn.neighbors import plan_tiles
 
 METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation"]
 
@@ -54,39 +54,73 @@ def test_tiny_working_memory_gives_identical_results(xp, to_xp, metric):
     R = rng.integers(0, 4, size=(97, 3)).astype(np.float64)
     Q = rng.integers(0, 4, size=(41, 3)).astype(np.float64)
     d0, i0 = kneighbors(to_xp(Q), to_xp(R), 9, metric=metric)
-    wm = 7 * 10 * 10  # a few rows and columns per tile: both queries and references are tiled
-    assert tile_shape(41, 97, 8, wm)[1] < 97
+    wm = 11 * 10 * 10  # a few rows and columns per tile: both queries and references are tiled
+    plan = plan_tiles(41, 97, 4, 8, wm)
+    assert plan.cols < 9 < 97 and plan.rows < 41 and plan.query_chunk < 41
     d1, i1 = kneighbors(to_xp(Q), to_xp(R), 9, metric=metric, working_memory=wm)
     np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
     np.testing.assert_allclose(to_numpy(d1), to_numpy(d0), atol=1e-12)
 
 
-def test_tile_shape_stays_within_budget():
-    for nq, nr, wm in [(10_000, 60_000, 1 << 30), (5, 10**7, 1 << 20), (1000, 50, 10**4)]:
-        rows, cols = tile_shape(nq, nr, 4, wm)
-        assert rows * cols * 6 <= max(wm, 6)
-        assert 1 <= rows <= nq and 1 <= cols <= nr
+@pytest.mark.parametrize("wm", [3000, 20_000, 1 << 20])
+def test_blocks_narrower_than_k_and_late_better_neighbours(xp, to_xp, wm):
+    # References sorted far-to-near make every block improve on the last (the running lists
+    # take many candidates), blocks narrower than k are padded, and ties cross blocks.
+    rng = np.random.default_rng(11)
+    R = np.repeat(rng.integers(0, 6, size=(60, 2)).astype(np.float64), 2, axis=0)
+    Q = rng.integers(0, 6, size=(33, 2)).astype(np.float64)
+    R = R[np.argsort(-np.abs(R - 2.5).sum(axis=1), kind="stable")]
+    for k in (1, 7, 120):
+        d, i = kneighbors(to_xp(Q), to_xp(R), k, working_memory=wm)
+        exact = np.sqrt(((Q[:, None, :] - R[None, :, :]) ** 2).sum(axis=2))  # small integers
+        ei = np.argsort(exact, axis=1, kind="stable")[:, :k]
+        np.testing.assert_array_equal(to_numpy(i), ei)
+        np.testing.assert_allclose(to_numpy(d), np.take_along_axis(exact, ei, 1), atol=1e-12)
+
+
+def test_plan_stays_within_budget():
+    cases = [(10_000, 60_000, 785, 4, 1 << 30, None), (10_000, 60_000, 785, 4, 256 << 20, 32 << 20),
+             (5, 10**7, 3, 4, 1 << 20, None), (1000, 50, 20, 8, 10**5, None),
+             (10**6, 10**6, 51, 8, 256 << 20, 32 << 20)]
+    for nq, nr, width, item, wm, cap in cases:
+        chunk, rows, cols = plan_tiles(nq, nr, width, item, wm, tile_bytes=cap)
+        used = (chunk + cols) * width * item + rows * cols * (item + 3)
+        assert used <= wm
+        assert 1 <= rows <= chunk <= nq and 1 <= cols <= nr
+        if cap is not None:
+            assert rows * cols * (item + 3) <= cap
+    # The host plan for the Fashion-MNIST benchmark: all queries prepared once, 1024-row tiles.
+    assert plan_tiles(10_000, 60_000, 784, 4, 256 << 20, tile_bytes=32 << 20) == (10_000, 1024, 4681)
 
 
 def test_out_of_memory_halves_the_tile(monkeypatch):
     import gpuknn.neighbors as nb
 
     calls = []
-    real = nb._query_tile
+    real = nb._score_tile
 
-    def flaky(Qt, *args):
+    def flaky(Qt, block_t):
         calls.append(Qt.shape[0])
         if Qt.shape[0] > 4:
             raise MemoryError("simulated out of memory")
-        return real(Qt, *args)
+        return real(Qt, block_t)
 
-    monkeypatch.setattr(nb, "_query_tile", flaky)
+    monkeypatch.setattr(nb, "_score_tile", flaky)
     rng = np.random.default_rng(4)
     R, Q = rng.normal(size=(50, 3)), rng.normal(size=(20, 3))
     d, i = kneighbors(Q, R, 3)
     ed, ei = _sk(Q, R, 3, "euclidean")
     np.testing.assert_array_equal(i, ei)
+    np.testing.assert_allclose(d, ed, atol=1e-12)
     assert calls[:4] == [20, 10, 5, 2]  # halved until a tile fits, then kept
+    assert set(calls[4:]) == {2}
+
+    def always(Qt, block_t):
+        raise MemoryError("simulated out of memory")
+
+    monkeypatch.setattr(nb, "_score_tile", always)
+    with pytest.raises(MemoryError):
+        kneighbors(Q, R, 3)
 
 
 def test_float32_stays_float32():

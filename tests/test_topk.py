@@ -3,7 +3,7 @@ import pytest
 
 from gpuknn._backend import to_numpy
 from gpuknn.ops import topk
-from gpuknn.ops.topk import kth_largest, merge_topk, topk_largest
+from gpuknn.ops.topk import kth_largest, merge_topk, topk_largest, update_topk
 
 
 def _reference(S, k):
@@ -105,3 +105,57 @@ def test_uneven_candidate_counts_use_the_global_sort(xp, to_xp, monkeypatch):
     np.testing.assert_array_equal(to_numpy(cols), ec)
     np.testing.assert_array_equal(to_numpy(vals), ev)
     assert calls
+
+
+def _run_blocks(S, k, width, to_xp, *, seed_poorly=False):
+    """Walk S's columns in blocks of ``width`` through update_topk, like kneighbors does."""
+    rows = S.shape[0]
+    values = to_xp(np.full((rows, k), -np.inf))
+    index = to_xp(np.full((rows, k), -1, dtype=np.int64))
+    start = 0
+    if not seed_poorly:
+        v, c = topk_largest(to_xp(S[:, :width]), min(k, width))
+        values, index = update_topk(values, index, to_xp(S[:, :width]), 0)
+        np.testing.assert_array_equal(to_numpy(index)[:, : min(k, width)], to_numpy(c))
+        start = width
+    for c0 in range(start, S.shape[1], width):
+        values, index = update_topk(values, index, to_xp(S[:, c0 : c0 + width]), c0)
+    return to_numpy(values), to_numpy(index)
+
+
+@pytest.mark.parametrize("width", [3, 40, 1000])
+@pytest.mark.parametrize("k", [1, 5, 30])
+def test_update_topk_blocks_equal_one_pass(xp, to_xp, width, k):
+    rng = np.random.default_rng(width + k)
+    S = rng.integers(0, 20, size=(25, 600)).astype(np.float64)  # many ties across blocks
+    S[3] = np.arange(600.0)  # every block beats the last: many candidates each time
+    S[4] = 7.0  # all tied: the lowest columns must stay
+    ev, ec = _reference(S, k)
+    for poorly in (False, True):
+        vals, cols = _run_blocks(S, k, width, to_xp, seed_poorly=poorly)
+        np.testing.assert_array_equal(cols, ec)
+        np.testing.assert_array_equal(vals, ev)
+
+
+def test_update_topk_paths(xp, to_xp, monkeypatch):
+    # Good lists: the sparse path (no top-k of the tile); one row with many candidates and
+    # the rest with none: the uneven fallback (top-k of the tile, merged).
+    calls = []
+    real = topk.topk_largest
+    monkeypatch.setattr(topk, "topk_largest", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    rng = np.random.default_rng(3)
+    old = rng.normal(size=(30, 200))
+    new = rng.normal(size=(30, 200))
+    values, index = topk_largest(to_xp(old), 4)
+    values, index = update_topk(values, index, to_xp(new), 200)
+    ev, ec = _reference(np.concatenate([old, new], axis=1), 4)
+    np.testing.assert_array_equal(to_numpy(index), ec)
+    assert not calls  # sparse path
+    low = np.full((30, 200), -10.0)
+    low[7] = 10.0 + np.arange(200.0)
+    v2, i2 = update_topk(values, index, to_xp(low), 400)
+    assert calls  # uneven: the tile's own top k
+    np.testing.assert_array_equal(to_numpy(i2)[7], [599, 598, 597, 596])
+    np.testing.assert_array_equal(np.delete(to_numpy(i2), 7, 0), np.delete(ec, 7, 0))
+    same_v, same_i = update_topk(values, index, to_xp(low - 1000), 400)  # nothing enters
+    np.testing.assert_array_equal(to_numpy(same_i), ec)

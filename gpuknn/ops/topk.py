@@ -33,7 +33,7 @@ from typing import Any
 
 from .._backend import array_namespace, device_of, is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
-__all__ = ["topk_largest", "kth_largest", "merge_topk"]
+__all__ = ["topk_largest", "kth_largest", "merge_topk", "update_topk"]
 
 _SAMPLE_MIN = 256  # sample columns used for the threshold, at least
 # Sample width m balances the sample's partition (~m per row) against the candidates it lets
@@ -231,3 +231,74 @@ def merge_topk(values: Any, index: Any, k: int) -> tuple[Any, Any]:
     by_value = xp.argsort(-v, axis=1, stable=True)[:, :k]
     return xp.take_along_axis(v, by_value, axis=1), xp.take_along_axis(i, by_value, axis=1)
 
+
+
+def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]:
+    """Merge a score tile into running top-k lists (a faiss-style blocked search).
+
+    Parameters
+    ----------
+    values, index : arrays of shape (rows, k)
+        The running lists, sorted as :func:`topk_largest` returns them (descending, ties
+        by lower index). Every index is below ``offset``. Rows not yet full are padded with
+        ``-inf`` (any index).
+    S : array of shape (rows, m), finite
+        Scores of columns ``offset .. offset + m - 1``.
+    offset : int
+
+    Returns
+    -------
+    values, index : arrays of shape (rows, k), the k best of both, same order and tie rule.
+
+    Notes
+    -----
+    Only entries *strictly* above a row's current k-th value can enter (an equal one has a
+    higher index and loses the tie), so once the lists hold good neighbours a tile lets
+    through a handful per row: the cost is one compare and one ``nonzero`` over the tile,
+    plus a row-wise sort of ``k + (widest row's candidates)`` entries. When the lists are
+    still poor (many candidates), the tile's own top k is taken and merged instead.
+    """
+    xp = array_namespace(S, values)
+    rows, m = S.shape
+    k = values.shape[1]
+    dev = device_of(S)
+    mask = S > values[:, k - 1 : k]
+    total = int(xp.count_nonzero(mask))
+    if total == 0:
+        return values, index
+    if total <= max(2 * rows * k, (rows * m) // 16):
+        flat = xp.nonzero(xp.reshape(mask, (-1,)))[0]
+        del mask
+        starts = xp.searchsorted(flat, xp.arange(rows, device=dev, dtype=flat.dtype) * m)
+        counts = xp.concat([starts[1:], xp.asarray([total], dtype=starts.dtype, device=dev)])
+        counts = counts - starts
+        widest = int(xp.max(counts))
+        if rows * widest <= 8 * total + 4 * rows * k:
+            vals = xp.take(xp.reshape(S, (-1,)), flat)
+            cols = flat % m + offset
+            # Gather [current k | candidates, padded] row by row from one flat source.
+            pad = rows * k + total
+            j = xp.arange(widest, dtype=starts.dtype, device=dev)
+            pos_new = rows * k + starts[:, None] + j[None, :]
+            pos_new = xp.where(j[None, :] < counts[:, None], pos_new, xp.full_like(pos_new, pad))
+            pos_old = xp.reshape(xp.arange(rows * k, dtype=starts.dtype, device=dev), (rows, k))
+            pos = xp.concat([pos_old, pos_new], axis=1)
+            inf = xp.asarray([-math.inf], dtype=S.dtype, device=dev)
+            src_v = xp.concat([xp.reshape(values, (-1,)), vals, inf])
+            none = xp.asarray([-1], dtype=index.dtype, device=dev)
+            src_i = xp.concat([xp.reshape(index, (-1,)), xp.astype(cols, index.dtype), none])
+            block_v = xp.reshape(xp.take(src_v, xp.reshape(pos, (-1,))), pos.shape)
+            block_i = xp.reshape(xp.take(src_i, xp.reshape(pos, (-1,))), pos.shape)
+            return _sorted_head(block_v, block_i, k, xp)
+    else:
+        del mask
+    v, c = topk_largest(S, min(k, m))
+    block_v = xp.concat([values, v], axis=1)
+    block_i = xp.concat([index, xp.astype(c + offset, index.dtype)], axis=1)
+    return _sorted_head(block_v, block_i, k, xp)
+
+
+def _sorted_head(block_v: Any, block_i: Any, k: int, xp: Any) -> tuple[Any, Any]:
+    """First k of each row by value descending; stable, so column order breaks ties."""
+    order = xp.argsort(-block_v, axis=1, stable=True)[:, :k]
+    return xp.take_along_axis(block_v, order, axis=1), xp.take_along_axis(block_i, order, axis=1)
