@@ -26,6 +26,7 @@ from ._backend import (
 )
 from .errors import InvalidInputError
 from .ops.distance import check_metric, prepare_rows, scores_to_distances, validate_pair
+from .ops.screen import fits_float32, rerank_exact, screen_margin
 from .ops.topk import topk_largest, update_topk
 
 __all__ = ["PreparedReference", "kneighbors", "votes_for_many_k", "vote_counts", "plan_tiles"]
@@ -36,6 +37,11 @@ _SCRATCH_PER_ELEMENT = 3
 # Query rows a tile keeps when references must be split: enough rows to make the GEMM
 # efficient (faiss uses 4096 x 1024 tiles on the CPU).
 _MIN_TILE_ROWS = 1024
+
+
+# Float64 searches at least this large (queries x references x row width) screen in float32
+# and re-rank exactly (gpuknn.ops.screen); below it the two passes are not worth it.
+_SCREEN_MIN_WORK = 1 << 27
 
 
 class TilePlan(NamedTuple):
@@ -189,12 +195,19 @@ def kneighbors(
         raise InvalidInputError(f"working_memory must be positive, got {working_memory}")
     itemsize = 8 if Q.dtype == xp.float64 else 4
     width = Q.shape[1] + (1 if metric in ("euclidean", "sqeuclidean") else 0)
+    screen = (
+        Q.dtype == xp.float64
+        and n_q * n_ref * width >= _SCREEN_MIN_WORK
+        and k + screen_margin(k) < n_ref
+        and fits_float32(Q, R if R is not None else ref_rows)
+    )
     plan = plan_tiles(
-        n_q, n_ref, width, itemsize, working_memory, tile_bytes=preferred_tile_bytes(xp)
+        n_q, n_ref, width + (width // 2 if screen else 0), itemsize, working_memory,
+        tile_bytes=preferred_tile_bytes(xp),
     )
     while True:
         try:
-            dist, idx = _search(Q, R, ref_rows, k, metric, plan, xp)
+            dist, idx = _search(Q, R, ref_rows, k, metric, plan, xp, screen=screen)
             break
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
             if not is_out_of_memory(exc) or (plan.rows == 1 and plan.cols == 1):
@@ -207,38 +220,82 @@ def kneighbors(
     return (dist, idx) if return_distance else idx
 
 
-def _search(Q: Any, R: Any, ref_rows: Any, k: int, metric: str, plan: TilePlan, xp: Any):
+def _search(
+    Q: Any, R: Any, ref_rows: Any, k: int, metric: str, plan: TilePlan, xp: Any, *,
+    screen: bool = False,
+):
     """Run one tile plan: distances and indices of shape (n_queries, k)."""
-    n_q = Q.shape[0]
-    n_ref = ref_rows.shape[0] if ref_rows is not None else R.shape[0]
     out_d, out_i = [], []
-    for q0 in range(0, n_q, plan.query_chunk):
-        qp = prepare_rows(Q[q0 : min(q0 + plan.query_chunk, n_q), :], metric, role="query")
-        n_chunk = qp.rows.shape[0]
-        tiles = range(0, n_chunk, plan.rows)
-        best: list[Any] = [None] * len(tiles)
-        for c0 in range(0, n_ref, plan.cols):
-            c1 = min(c0 + plan.cols, n_ref)
-            if ref_rows is not None:
-                block = ref_rows[c0:c1, :]
-            else:  # prepared block by block: the reference is never copied whole
-                block = prepare_rows(R[c0:c1, :], metric, role="reference").rows
-            block_t = block.T
-            for t, r0 in enumerate(tiles):
-                S = _score_tile(qp.rows[r0 : min(r0 + plan.rows, n_chunk), :], block_t)
-                if best[t] is None:
-                    best[t] = _seed(S, k, c0, xp)
-                else:
-                    best[t] = update_topk(best[t][0], best[t][1], S, c0)
-                del S
-            del block, block_t
-        scores = xp.concat([b[0] for b in best], axis=0) if len(best) > 1 else best[0][0]
-        index = xp.concat([b[1] for b in best], axis=0) if len(best) > 1 else best[0][1]
+    for q0 in range(0, Q.shape[0], plan.query_chunk):
+        Qc = Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :]
+        qp = prepare_rows(Qc, metric, role="query")
+        scores, index = _search_chunk(qp.rows, R, ref_rows, k, metric, plan, xp, screen=screen)
         out_d.append(scores_to_distances(scores, metric, qp.sqnorm))
         out_i.append(index)
     if len(out_d) == 1:
         return out_d[0], out_i[0]
     return xp.concat(out_d, axis=0), xp.concat(out_i, axis=0)
+
+
+def _search_chunk(
+    q_rows: Any, R: Any, ref_rows: Any, k: int, metric: str, plan: TilePlan, xp: Any, *,
+    screen: bool,
+):
+    """Top-k scores (descending) and indices of prepared query rows against all references.
+
+    ``screen`` (float64 input): search float32 copies of the rows for ``k + margin``
+    candidates, then re-rank them exactly (:mod:`gpuknn.ops.screen`); rows whose
+    certificate fails are searched again in float64.
+    """
+    n_ref = ref_rows.shape[0] if ref_rows is not None else R.shape[0]
+    kk = min(n_ref, k + screen_margin(k)) if screen else k
+    rows32 = xp.astype(q_rows, xp.float32) if screen else q_rows
+    n_chunk = q_rows.shape[0]
+    tiles = range(0, n_chunk, plan.rows)
+    best: list[Any] = [None] * len(tiles)
+    b_max2 = 0.0
+    for c0 in range(0, n_ref, plan.cols):
+        c1 = min(c0 + plan.cols, n_ref)
+        if ref_rows is not None:
+            block = ref_rows[c0:c1, :]
+        else:  # prepared block by block: the reference is never copied whole
+            block = prepare_rows(R[c0:c1, :], metric, role="reference").rows
+        if screen:
+            b_max2 = max(b_max2, float(xp.max(xp.vecdot(block, block, axis=-1))))
+            block = xp.astype(block, xp.float32)
+        block_t = block.T
+        for t, r0 in enumerate(tiles):
+            S = _score_tile(rows32[r0 : min(r0 + plan.rows, n_chunk), :], block_t)
+            if best[t] is None:
+                best[t] = _seed(S, kk, c0, xp)
+            else:
+                best[t] = update_topk(best[t][0], best[t][1], S, c0)
+            del S
+        del block, block_t
+    scores = xp.concat([b[0] for b in best], axis=0) if len(best) > 1 else best[0][0]
+    index = xp.concat([b[1] for b in best], axis=0) if len(best) > 1 else best[0][1]
+    if not screen:
+        return scores, index
+    if ref_rows is not None:
+        rows_of = lambda idx: xp.take(ref_rows, idx, axis=0)  # noqa: E731
+    else:
+        rows_of = lambda idx: prepare_rows(xp.take(R, idx, axis=0), metric, role="reference").rows  # noqa: E731
+    exact, best_i, ok = rerank_exact(
+        q_rows, index, scores, k, rows_of, b_max2**0.5, n_ref=n_ref,
+        max_bytes=plan.rows * plan.cols * 4,
+    )
+    if bool(xp.all(ok)):
+        return exact, best_i
+    # Rare: search the uncertified rows again in float64 and put them in place.
+    bad = xp.nonzero(~ok)[0]
+    sub = TilePlan(min(plan.query_chunk, int(bad.shape[0])), plan.rows, plan.cols)
+    s_bad, i_bad = _search_chunk(xp.take(q_rows, bad, axis=0), R, ref_rows, k, metric, sub, xp,
+                                 screen=False)
+    pos = xp.cumulative_sum(xp.astype(~ok, xp.int64)) - 1
+    pos = xp.where(ok, xp.zeros_like(pos), pos)
+    keep = ok[:, None]
+    return (xp.where(keep, exact, xp.take(s_bad, pos, axis=0)),
+            xp.where(keep, best_i, xp.take(i_bad, pos, axis=0)))
 
 
 def _score_tile(Qt: Any, block_t: Any) -> Any:

@@ -138,7 +138,9 @@ def block_eigh(
         raise InvalidInputError(f"tol must be a positive number, got {tol!r}")
     b = min(n, p + int(oversample))
     rng = np.random.default_rng(random_state)
-    Q = xp.linalg.qr(xp.astype(from_numpy(rng.standard_normal((n, b)), xp), C.dtype)).Q
+    # A Gaussian n x b block is well conditioned (b <= n): Cholesky QR is enough here too.
+    Q = _safe_orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp), C.dtype), xp,
+                   twice=True)
     converged = False
     lead = xp.arange(b - 1, b - 1 - p, -1)  # eigh is ascending: largest p, descending
     for it in range(1, max_iter + 1):
