@@ -33,7 +33,8 @@ from .model_selection import (
     StratifiedKFold,
     train_test_split,
 )
-from .neighbors import kneighbors, vote_counts, votes_for_many_k
+from .neighbors import kneighbors
+from .votes import vote_counts, votes_for_many_k
 from .ops.distance import pairwise_distances, pairwise_distances_chunked
 
 __version__ = "0.1.0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..neighbors import vote_counts
+from ..votes import vote_counts
 from ..ops.distance import check_metric
 from ._base import NeighborsClassifierMixin, check_n_neighbors
 

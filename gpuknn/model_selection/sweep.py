@@ -25,7 +25,8 @@ from .._backend import (
 )
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score, f1_score
-from ..neighbors import kneighbors, vote_counts
+from ..neighbors import kneighbors
+from ..votes import vote_counts
 from ..ops.distance import check_metric
 from ..ops.gram import distances_from_scores, gram_accumulate, prefix_stats, score_from_gram
 from ..ops.topk import topk_largest

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
-from ..neighbors import vote_counts
+from ..votes import vote_counts
 from ._base import BaseSampler, Labels, gather, self_neighbors
 
 __all__ = ["TomekLinks", "EditedNearestNeighbours", "NeighbourhoodCleaningRule", "tomek_keep", "enn_keep"]

@@ -19,7 +19,8 @@ import numpy as np
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
-from ..neighbors import kneighbors, votes_for_many_k
+from ..neighbors import kneighbors
+from ..votes import votes_for_many_k
 from ._base import BaseSampler, Labels, gather
 from .cleaning import tomek_keep
 

@@ -19,7 +19,8 @@ from .._backend import check_int, array_namespace, device_of, from_numpy, to_num
 from ..errors import InvalidInputError
 from ..metrics import borda_rank, roc_auc_score
 from ..model_selection import StratifiedKFold
-from ..neighbors import kneighbors, vote_counts
+from ..neighbors import kneighbors
+from ..votes import vote_counts
 from ._base import gather, take_rows
 
 __all__ = ["KNNScorer", "default_knn_scorers", "knn_positive_scores", "ResampledCVResult", "cross_validate_resampled"]

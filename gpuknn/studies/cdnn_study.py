@@ -35,7 +35,8 @@ from ..classifiers.radius import radius_vote_counts
 from ..errors import InvalidInputError
 from ..metrics import f1_score
 from ..model_selection import RepeatedStratifiedKFold
-from ..neighbors import kneighbors, votes_for_many_k
+from ..neighbors import kneighbors
+from ..votes import votes_for_many_k
 from ..ops.distance import pairwise_distances
 
 __all__ = ["DATASETS", "METHODS", "PUBLISHED", "load_study_dataset", "run_cdnn_study"]

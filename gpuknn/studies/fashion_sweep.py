@@ -185,7 +185,8 @@ def _pca(n_components: int, config: SweepConfig):
 def _final(X_train, y_dev, X_test, yte, best, n_classes, config, xp) -> dict:
     pca = _pca(best["p"], config).fit(X_train)
     Ztr, Zte = pca.transform(X_train), pca.transform(X_test)
-    from ..neighbors import kneighbors, votes_for_many_k  # noqa: PLC0415
+    from ..neighbors import kneighbors  # noqa: PLC0415
+    from ..votes import votes_for_many_k  # noqa: PLC0415
 
     d, i = kneighbors(Zte, Ztr, best["k"], metric=config.metric, working_memory=config.working_memory)
     lab = xp.reshape(xp.take(y_dev, xp.reshape(i, (-1,))), i.shape)
