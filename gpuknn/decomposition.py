@@ -156,8 +156,17 @@ class PCA(BaseEstimator):
         # eigh runs in float64 (LAPACK's float32 error is relative to the largest eigenvalue);
         # the iterative solvers' products run in the covariance dtype, which limits them no
         # more than the covariance's own float32 error does (block: small problems in float64).
-        result = self._solve(C64 if self.solver == "eigh" else C, p)
-        lam = xp.where(result.eigenvalues < 0, xp.zeros_like(result.eigenvalues), result.eigenvalues)
+        if self.solver == "eigh":
+            result = self._solve(C64, p)
+            lam = result.eigenvalues
+        else:
+            # Iterate on C scaled to max |entry| 1: the iterations are scale-invariant, and
+            # float32 data of tiny (or huge) scale would otherwise underflow in the products.
+            scale = float(xp.max(xp.abs(C)))
+            scale = scale if scale > 0 else 1.0
+            result = self._solve(C / scale, p)
+            lam = xp.astype(result.eigenvalues, xp.float64) * scale
+        lam = xp.where(lam < 0, xp.zeros_like(lam), lam)
         self.mean_ = mean
         self.components_ = xp.astype(xp.matrix_transpose(result.eigenvectors), X.dtype)
         self.explained_variance_ = xp.astype(lam, X.dtype)

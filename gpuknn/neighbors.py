@@ -25,14 +25,19 @@ from ._backend import (
 )
 from .errors import InvalidInputError
 from .ops.distance import check_metric, prepare_rows, scores_to_distances, validate_pair
-from .ops.screen import fits_float32, rerank_exact, screen_margin
+from .ops.screen import rerank_exact, screen_margin, screening_sound
 from .ops.topk import topk_largest, update_topk
 
 __all__ = ["PreparedReference", "kneighbors", "plan_tiles"]
 
-# Bytes of selection scratch per score element (mask + candidate positions), on top of the
-# score itself.
-_SCRATCH_PER_ELEMENT = 3
+def _scratch_per_element(itemsize: int) -> int:
+    """Worst-case selection scratch per score element, on top of the score itself.
+
+    The compare mask (1 byte), candidate positions (at most one 8-byte index per 8
+    elements: 1 byte) and the larger of a partitioned copy of the tile (the exact k-th
+    value, ``itemsize``) and the massive-ties path (int32 running count + mask, 5 bytes).
+    """
+    return 2 + max(itemsize, 5)
 # Query rows a tile keeps when references must be split: enough rows to make the GEMM
 # efficient (faiss uses 4096 x 1024 tiles on the CPU).
 _MIN_TILE_ROWS = 1024
@@ -69,7 +74,7 @@ def plan_tiles(
     :func:`gpuknn._backend.preferred_tile_bytes`).
     """
     row_bytes = max(1, row_width * itemsize)
-    per = itemsize + _SCRATCH_PER_ELEMENT
+    per = itemsize + _scratch_per_element(itemsize)
     budget = max(int(working_memory), 1)
     tile_budget = budget // 2 if tile_bytes is None else min(budget // 2, int(tile_bytes))
     quarter = budget // 4
@@ -107,6 +112,7 @@ class PreparedReference:
         check_metric(metric)
         xp = array_namespace(R)
         self.data = validate_matrix(R, xp, name="R")
+        self.magnitude = _check_magnitude(self.data, None, xp)
         self.metric = metric
         self.rows = prepare_rows(self.data, metric, role="reference").rows
         self.shape = tuple(self.data.shape)
@@ -166,7 +172,10 @@ def kneighbors(
     float32 copies of the prepared rows for ``k + max(8, k // 2)`` candidates, which are then
     ranked by their float64 scores; a per-query bound on the float32 rounding error certifies
     that no other reference can be among the k nearest, and rows it does not certify are
-    searched again in float64 (:mod:`gpuknn.ops.screen`). The result is the float64 search's.
+    searched again in float64 (:mod:`gpuknn.ops.screen`). The result is the float64
+    search's, except that scores equal up to float64 rounding (exact ties in real arithmetic,
+    e.g. cosine on integer data) may be ordered differently: the candidates' scores are
+    recomputed by dot products, whose rounding differs from the GEMM's.
 
     Examples
     --------
@@ -186,14 +195,15 @@ def kneighbors(
                 f"Q has {Q.shape[1]} features but R has {R.shape[1]} "
                 f"(shapes {tuple(Q.shape)} and {R.shape})"
             )
-        ref_rows, R = R.rows, None
+        ref_rows, ref_magnitude, R = R.rows, R.magnitude, None
         n_ref = ref_rows.shape[0]
     else:
         Q, R, xp = validate_pair(Q, R, names=("Q", "R"))
-        ref_rows = None
+        ref_rows, ref_magnitude = None, 0.0
         n_ref = R.shape[0]
     n_q = Q.shape[0]
     k = check_int(k, name="k", low=1, high=n_ref)
+    magnitude = max(ref_magnitude, _check_magnitude(Q, R, xp))
     if working_memory is None:
         working_memory = default_working_memory(xp)
     elif working_memory <= 0:
@@ -204,7 +214,7 @@ def kneighbors(
         Q.dtype == xp.float64
         and n_q * n_ref * width >= _SCREEN_MIN_WORK
         and k + screen_margin(k) < n_ref
-        and fits_float32(Q, R if R is not None else ref_rows)
+        and screening_sound(magnitude, xp)
     )
     plan = plan_tiles(
         n_q, n_ref, width + (width // 2 if screen else 0), itemsize, working_memory,
@@ -258,7 +268,8 @@ def _search_chunk(
     n_chunk = q_rows.shape[0]
     tiles = range(0, n_chunk, plan.rows)
     best: list[Any] = [None] * len(tiles)
-    b_max2 = 0.0
+    b_max2 = None  # largest squared reference row norm, kept on the device until the end
+    padded = min(plan.cols, n_ref) < kk  # the first block cannot fill the lists
     for c0 in range(0, n_ref, plan.cols):
         c1 = min(c0 + plan.cols, n_ref)
         if ref_rows is not None:
@@ -266,7 +277,8 @@ def _search_chunk(
         else:  # prepared block by block: the reference is never copied whole
             block = prepare_rows(R[c0:c1, :], metric, role="reference").rows
         if screen:
-            b_max2 = max(b_max2, float(xp.max(xp.vecdot(block, block, axis=-1))))
+            top = xp.max(xp.vecdot(block, block, axis=-1))
+            b_max2 = top if b_max2 is None else xp.maximum(b_max2, top)
             block = xp.astype(block, xp.float32)
         block_t = block.T
         for t, r0 in enumerate(tiles):
@@ -274,7 +286,7 @@ def _search_chunk(
             if best[t] is None:
                 best[t] = _seed(S, kk, c0, xp)
             else:
-                best[t] = update_topk(best[t][0], best[t][1], S, c0)
+                best[t] = update_topk(best[t][0], best[t][1], S, c0, padded=padded)
             del S
         del block, block_t
     scores = xp.concat([b[0] for b in best], axis=0) if len(best) > 1 else best[0][0]
@@ -286,7 +298,7 @@ def _search_chunk(
     else:
         rows_of = lambda idx: prepare_rows(xp.take(R, idx, axis=0), metric, role="reference").rows  # noqa: E731
     exact, best_i, ok = rerank_exact(
-        q_rows, index, scores, k, rows_of, b_max2**0.5, n_ref=n_ref,
+        q_rows, index, scores, k, rows_of, float(b_max2) ** 0.5, n_ref=n_ref,
         max_bytes=plan.rows * plan.cols * 4,
     )
     if bool(xp.all(ok)):
@@ -301,6 +313,27 @@ def _search_chunk(
     keep = ok[:, None]
     return (xp.where(keep, exact, xp.take(s_bad, pos, axis=0)),
             xp.where(keep, best_i, xp.take(i_bad, pos, axis=0)))
+
+
+def _check_magnitude(Q: Any, R: Any, xp: Any) -> float:
+    """Largest |value| of Q (and R); raise if squared norms would overflow the dtype.
+
+    Every metric forms ``x.x`` (norms, the euclidean augmentation) or ``q.r`` in the input's
+    dtype: beyond ``sqrt(max / d)`` they overflow and the neighbours are meaningless.
+    """
+    top = 0.0
+    for name, a in (("Q", Q), ("R", R)):
+        if a is None:
+            continue
+        top_a = max(float(xp.max(a)), -float(xp.min(a)))
+        limit = (float(xp.finfo(a.dtype).max) / (4 * (a.shape[1] + 1))) ** 0.5
+        if top_a > limit:
+            raise InvalidInputError(
+                f"{name} holds values up to {top_a:.3g}; {a.dtype} squared norms of "
+                f"{a.shape[1]} features overflow beyond {limit:.3g}: rescale the data"
+            )
+        top = max(top, top_a)
+    return top
 
 
 def _score_tile(Qt: Any, block_t: Any) -> Any:

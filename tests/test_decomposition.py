@@ -175,3 +175,17 @@ def test_params_api():
     assert "solver='deflation'" in repr(pca)
     with pytest.raises(InvalidInputError):
         pca.set_params(bogus=1)
+
+
+@pytest.mark.parametrize("solver", ["deflation", "block"])
+def test_float32_data_of_tiny_scale(xp, to_xp, solver):
+    # Squared norms of the power iterates fall below float32's smallest normal number
+    # unless the solver works on a rescaled covariance.
+    rng = np.random.default_rng(12)
+    # 20 features: above the size where the power method forms matrix powers instead
+    X = (rng.normal(size=(300, 20)) * np.linspace(3, 1, 20) * 1e-10).astype(np.float32)
+    ref = np.linalg.eigvalsh(np.cov(X.astype(np.float64), rowvar=False))[::-1][:3]
+    pca = PCA(3, solver=solver, random_state=0).fit(to_xp(X))
+    comps = to_numpy(pca.components_).astype(np.float64)
+    np.testing.assert_allclose(np.linalg.norm(comps, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(pca.explained_variance_), ref, rtol=1e-4)

@@ -6,7 +6,7 @@ import pytest
 import gpuknn.neighbors as nb
 from gpuknn._backend import to_numpy
 from gpuknn.neighbors import PreparedReference, kneighbors
-from gpuknn.ops.screen import fits_float32, score_error_bound
+from gpuknn.ops.screen import score_error_bound, screening_sound
 
 
 def _both(monkeypatch, fn):
@@ -61,7 +61,7 @@ def test_huge_values_are_not_screened(monkeypatch):
     R = np.array([[0.0], [1e20], [2e20], [3e20], [4e20]] * 4)
     d, i = kneighbors(np.array([[2.1e20]]), R, 3)
     assert i.tolist() == [[2, 7, 12]]  # float32 would overflow; the float64 path is taken
-    assert not fits_float32(R) and fits_float32(np.ones(3))
+    assert not screening_sound(4e20, np) and screening_sound(1.0, np)
 
 
 def test_error_bound_holds_for_float32_products():
@@ -75,3 +75,25 @@ def test_error_bound_holds_for_float32_products():
         err = np.abs(approx - exact).max(axis=1)
         assert np.all(err <= bound)
         assert np.all(bound < 1e-3 * np.linalg.norm(A, axis=1) * np.linalg.norm(B, axis=1).max())
+
+
+def test_underflowing_products_are_not_certified(xp, to_xp, monkeypatch):
+    # float32 products of 1e-25 values underflow to 0: every float32 score ties, and the
+    # underflow term of the bound must send the rows to the float64 search.
+    rng = np.random.default_rng(5)
+    Q = rng.uniform(0.5, 1.5, size=(30, 20)) * 1e-25
+    R = rng.uniform(0.5, 1.5, size=(200, 20)) * 1e-25
+    (d1, i1), (d0, i0) = _both(monkeypatch, lambda: kneighbors(to_xp(Q), to_xp(R), 5, metric="inner"))
+    np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
+    np.testing.assert_array_equal(to_numpy(i0), np.argsort(-(Q @ R.T), axis=1, kind="stable")[:, :5])
+
+
+def test_values_whose_squares_overflow_are_rejected(xp, to_xp):
+    from gpuknn import InvalidInputError
+
+    R = np.ones((6, 3))
+    R[2, 1] = 1e160
+    with pytest.raises(InvalidInputError, match=r"R holds values up to 1e\+160.*rescale"):
+        kneighbors(to_xp(np.ones((2, 3))), to_xp(R), 2)
+    with pytest.raises(InvalidInputError, match="rescale"):
+        PreparedReference(to_xp(R), metric="cosine")

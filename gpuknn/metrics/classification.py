@@ -179,7 +179,7 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
     y_true : array of shape (n,)
     y_pred : array of shape (n,) or (m, n)
         A 2-D ``y_pred`` scores ``m`` predictions at once (e.g. one row per ``k`` from
-        :func:`gpuknn.neighbors.votes_for_many_k`) and returns an array of shape (m,).
+        :func:`gpuknn.votes_for_many_k`) and returns an array of shape (m,).
     normalize : bool
         ``False`` returns the number of correct predictions.
 

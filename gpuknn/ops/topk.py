@@ -233,15 +233,19 @@ def merge_topk(values: Any, index: Any, k: int) -> tuple[Any, Any]:
 
 
 
-def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]:
+def update_topk(
+    values: Any, index: Any, S: Any, offset: int, *, padded: bool = False
+) -> tuple[Any, Any]:
     """Merge a score tile into running top-k lists (a faiss-style blocked search).
 
     Parameters
     ----------
     values, index : arrays of shape (rows, k)
         The running lists, sorted as :func:`topk_largest` returns them (descending, ties
-        by lower index). Every index is below ``offset``. Rows not yet full are padded with
-        ``-inf`` (any index).
+        by lower index). Every index is below ``offset``.
+    padded : bool
+        Some rows are not full yet: their tail holds ``-inf`` with index ``-1``. Such rows
+        take every entry of the tile, and a padding slot loses ties even to a real ``-inf``.
     S : array of shape (rows, m), finite
         Scores of columns ``offset .. offset + m - 1``.
     offset : int
@@ -263,6 +267,8 @@ def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]
     k = values.shape[1]
     dev = device_of(S)
     mask = S > values[:, k - 1 : k]
+    if padded:
+        mask = mask | (index[:, k - 1 : k] < 0)
     total = int(xp.count_nonzero(mask))
     if total == 0:
         return values, index
@@ -289,16 +295,26 @@ def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]
             src_i = xp.concat([xp.reshape(index, (-1,)), xp.astype(cols, index.dtype), none])
             block_v = xp.reshape(xp.take(src_v, xp.reshape(pos, (-1,))), pos.shape)
             block_i = xp.reshape(xp.take(src_i, xp.reshape(pos, (-1,))), pos.shape)
-            return _sorted_head(block_v, block_i, k, xp)
+            return _sorted_head(block_v, block_i, k, xp, padded=padded)
     else:
         del mask
     v, c = topk_largest(S, min(k, m))
     block_v = xp.concat([values, v], axis=1)
     block_i = xp.concat([index, xp.astype(c + offset, index.dtype)], axis=1)
-    return _sorted_head(block_v, block_i, k, xp)
+    return _sorted_head(block_v, block_i, k, xp, padded=padded)
 
 
-def _sorted_head(block_v: Any, block_i: Any, k: int, xp: Any) -> tuple[Any, Any]:
-    """First k of each row by value descending; stable, so column order breaks ties."""
+def _sorted_head(
+    block_v: Any, block_i: Any, k: int, xp: Any, *, padded: bool = False
+) -> tuple[Any, Any]:
+    """First k of each row by value descending; stable, so column order breaks ties.
+
+    ``padded``: entries with index -1 are padding and go after real entries of equal value
+    (a first stable sort moves them to the end of the row).
+    """
+    if padded:
+        first = xp.argsort(xp.astype(block_i < 0, xp.int8), axis=1, stable=True)
+        block_v = xp.take_along_axis(block_v, first, axis=1)
+        block_i = xp.take_along_axis(block_i, first, axis=1)
     order = xp.argsort(-block_v, axis=1, stable=True)[:, :k]
     return xp.take_along_axis(block_v, order, axis=1), xp.take_along_axis(block_i, order, axis=1)
