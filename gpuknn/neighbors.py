@@ -70,17 +70,20 @@ def plan_tiles(
     ``chunk·row_width·itemsize`` (prepared queries) + ``cols·row_width·itemsize`` (prepared
     reference block) + ``rows·cols·(itemsize + scratch)`` (score tile and selection scratch)
     stays within ``working_memory`` whenever one row of each fits. ``tile_bytes`` caps the
-    score tile further (the host prefers cache-sized tiles, see
-    :func:`gpuknn._backend.preferred_tile_bytes`).
+    score tile itself, ``rows·cols·itemsize``, further (the host prefers cache-sized tiles,
+    see :func:`gpuknn._backend.preferred_tile_bytes`).
     """
     row_bytes = max(1, row_width * itemsize)
     per = itemsize + _scratch_per_element(itemsize)
     budget = max(int(working_memory), 1)
-    tile_budget = budget // 2 if tile_bytes is None else min(budget // 2, int(tile_bytes))
+    tile_budget = budget // 2
+    cap = tile_budget if tile_bytes is None else int(tile_bytes)
     quarter = budget // 4
     min_rows = min(n_queries, _MIN_TILE_ROWS)
-    cols = max(1, min(n_ref, quarter // row_bytes, tile_budget // (min_rows * per)))
-    rows = max(1, min(n_queries, tile_budget // (cols * per), quarter // row_bytes))
+    cols = max(1, min(n_ref, quarter // row_bytes, tile_budget // (min_rows * per),
+                      cap // (min_rows * itemsize)))
+    rows = max(1, min(n_queries, tile_budget // (cols * per), cap // (cols * itemsize),
+                      quarter // row_bytes))
     rest = budget - cols * row_bytes - rows * cols * per
     chunk = min(n_queries, max(rows, rest // row_bytes))
     if chunk < n_queries:
@@ -145,7 +148,7 @@ def kneighbors(
         Bytes for the prepared query chunk, the prepared reference block and the score
         tile with its selection scratch. Default: half the free GPU memory under CuPy,
         256 MiB on the host (env ``GPUKNN_WORKING_MEMORY`` overrides). On the host the
-        score tile is further capped at a cache-friendly 32 MiB.
+        score tile (scores alone) is further capped at a cache-friendly 20 MiB.
     return_distance : bool
         Return ``(distances, indices)`` (default) or only ``indices``.
 
