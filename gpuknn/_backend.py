@@ -45,7 +45,7 @@ _CPU_WORKING_MEMORY = 256 << 20
 # uses 4096 x 1024 floats) so the compare after the GEMM reads the tile while it is warm, and
 # glibc recycles the buffers instead of mapping fresh, page-faulting memory for every tile (it
 # does for blocks above its 32 MiB mmap threshold).
-_HOST_TILE_BYTES = 20 << 20
+_HOST_TILE_BYTES = 18 << 20
 
 
 def array_namespace(*arrays: Any) -> Any:

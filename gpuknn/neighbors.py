@@ -12,6 +12,7 @@ prepared reference block and score tile (selection scratch included) together st
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from ._backend import (
@@ -114,7 +115,7 @@ class PreparedReference:
     def __init__(self, R: Any, *, metric: str = "euclidean"):
         check_metric(metric)
         xp = array_namespace(R)
-        self.data = validate_matrix(R, xp, name="R")
+        self.data = validate_matrix(R, xp, name="R", check_finite=False)
         self.magnitude = _check_magnitude(self.data, None, xp)
         self.metric = metric
         self.rows = prepare_rows(self.data, metric, role="reference").rows
@@ -148,7 +149,7 @@ def kneighbors(
         Bytes for the prepared query chunk, the prepared reference block and the score
         tile with its selection scratch. Default: half the free GPU memory under CuPy,
         256 MiB on the host (env ``GPUKNN_WORKING_MEMORY`` overrides). On the host the
-        score tile (scores alone) is further capped at a cache-friendly 20 MiB.
+        score tile (scores alone) is further capped at a cache-friendly 18 MiB.
     return_distance : bool
         Return ``(distances, indices)`` (default) or only ``indices``.
 
@@ -192,7 +193,7 @@ def kneighbors(
         if R.metric != metric:
             raise InvalidInputError(f"R was prepared for metric {R.metric!r}, not {metric!r}")
         xp = array_namespace(Q, R.data)
-        Q = validate_matrix(Q, xp, name="Q", dtype=R.dtype)
+        Q = validate_matrix(Q, xp, name="Q", dtype=R.dtype, check_finite=False)
         if Q.shape[1] != R.shape[1]:
             raise InvalidInputError(
                 f"Q has {Q.shape[1]} features but R has {R.shape[1]} "
@@ -201,7 +202,7 @@ def kneighbors(
         ref_rows, ref_magnitude, R = R.rows, R.magnitude, None
         n_ref = ref_rows.shape[0]
     else:
-        Q, R, xp = validate_pair(Q, R, names=("Q", "R"))
+        Q, R, xp = validate_pair(Q, R, names=("Q", "R"), check_finite=False)
         ref_rows, ref_magnitude = None, 0.0
         n_ref = R.shape[0]
     n_q = Q.shape[0]
@@ -319,16 +320,21 @@ def _search_chunk(
 
 
 def _check_magnitude(Q: Any, R: Any, xp: Any) -> float:
-    """Largest |value| of Q (and R); raise if squared norms would overflow the dtype.
+    """Largest |value| of Q (and R); raise on NaN/inf or if squared norms would overflow.
 
     Every metric forms ``x.x`` (norms, the euclidean augmentation) or ``q.r`` in the input's
-    dtype: beyond ``sqrt(max / d)`` they overflow and the neighbours are meaningless.
+    dtype: beyond ``sqrt(max / d)`` they overflow and the neighbours are meaningless. The
+    same two reductions (max, min) also clear the finite check (NaN propagates through
+    them, an infinity is one of them); only a failing input is scanned row by row.
     """
     top = 0.0
     for name, a in (("Q", Q), ("R", R)):
         if a is None:
             continue
-        top_a = max(float(xp.max(a)), -float(xp.min(a)))
+        hi, lo = float(xp.max(a)), float(xp.min(a))
+        if not (math.isfinite(hi) and math.isfinite(lo)):
+            validate_matrix(a, xp, name=name)  # raises, naming the rows
+        top_a = max(hi, -lo)
         limit = (float(xp.finfo(a.dtype).max) / (4 * (a.shape[1] + 1))) ** 0.5
         if top_a > limit:
             raise InvalidInputError(

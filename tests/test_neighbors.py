@@ -91,7 +91,7 @@ def test_plan_stays_within_budget():
         if cap is not None:
             assert rows * cols * item <= cap
     # The host plan for the Fashion-MNIST benchmark: all queries prepared once, 1024-row tiles.
-    assert plan_tiles(10_000, 60_000, 784, 4, 256 << 20, tile_bytes=20 << 20) == (10_000, 1024, 5120)
+    assert plan_tiles(10_000, 60_000, 784, 4, 256 << 20, tile_bytes=18 << 20) == (10_000, 1024, 4608)
 
 
 def test_out_of_memory_halves_the_tile(monkeypatch):

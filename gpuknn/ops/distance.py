@@ -128,15 +128,19 @@ def scores_to_distances(S: Any, metric: str, q_sqnorm: Any = None) -> Any:
     return S
 
 
-def validate_pair(Q: Any, R: Any, *, names: tuple[str, str] = ("Q", "R"), dtype: Any = None):
+def validate_pair(
+    Q: Any, R: Any, *, names: tuple[str, str] = ("Q", "R"), dtype: Any = None,
+    check_finite: bool = True,
+):
     """Validate two matrices for a distance computation and bring them to one float dtype.
 
     Returns ``(Q, R, xp)``. Raises :class:`InvalidInputError` on wrong ndim, empty input,
-    non-finite values (naming the rows) or a feature-count mismatch.
+    non-finite values (naming the rows; unless ``check_finite=False``, for callers that
+    check values themselves) or a feature-count mismatch.
     """
     xp = array_namespace(Q, R)
-    Q = validate_matrix(Q, xp, name=names[0], dtype=dtype)
-    R = validate_matrix(R, xp, name=names[1], dtype=dtype)
+    Q = validate_matrix(Q, xp, name=names[0], dtype=dtype, check_finite=check_finite)
+    R = validate_matrix(R, xp, name=names[1], dtype=dtype, check_finite=check_finite)
     if Q.shape[1] != R.shape[1]:
         raise InvalidInputError(
             f"{names[0]} has {Q.shape[1]} features but {names[1]} has {R.shape[1]} "
