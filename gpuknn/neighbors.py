@@ -65,6 +65,7 @@ def plan_tiles(
     working_memory: int,
     *,
     tile_bytes: int | None = None,
+    score_itemsize: int | None = None,
 ) -> TilePlan:
     """Tile plan whose buffers fit in ``working_memory`` bytes.
 
@@ -72,9 +73,11 @@ def plan_tiles(
     reference block) + ``rows·cols·(itemsize + scratch)`` (score tile and selection scratch)
     stays within ``working_memory`` whenever one row of each fits. ``tile_bytes`` caps the
     score tile itself, ``rows·cols·itemsize``, further (the host prefers cache-sized tiles,
-    see :func:`gpuknn._backend.preferred_tile_bytes`).
+    see :func:`gpuknn._backend.preferred_tile_bytes`). ``score_itemsize`` is the score
+    tile's element size when it differs from the rows' (float64 rows screened in float32).
     """
     row_bytes = max(1, row_width * itemsize)
+    itemsize = itemsize if score_itemsize is None else score_itemsize
     per = itemsize + _scratch_per_element(itemsize)
     budget = max(int(working_memory), 1)
     tile_budget = budget // 2
@@ -222,7 +225,7 @@ def kneighbors(
     )
     plan = plan_tiles(
         n_q, n_ref, width + (width // 2 if screen else 0), itemsize, working_memory,
-        tile_bytes=preferred_tile_bytes(xp),
+        tile_bytes=preferred_tile_bytes(xp), score_itemsize=4 if screen else None,
     )
     while True:
         try:
