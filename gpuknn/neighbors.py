@@ -165,8 +165,9 @@ def kneighbors(
     Raises
     ------
     InvalidInputError
-        NaN/inf (rows named), k out of range, feature mismatch, empty or non-2-D input,
-        unknown metric. Nothing is computed before validation passes.
+        NaN/inf (rows named), values whose squared norms would overflow the dtype, k out of
+        range, feature mismatch, empty or non-2-D input, unknown metric. Nothing is computed
+        before validation passes.
 
     Notes
     -----
