@@ -277,7 +277,6 @@ def _search_chunk(
     tiles = range(0, n_chunk, plan.rows)
     best: list[Any] = [None] * len(tiles)
     b_max2 = None  # largest squared reference row norm, kept on the device until the end
-    padded = min(plan.cols, n_ref) < kk  # the first block cannot fill the lists
     for c0 in range(0, n_ref, plan.cols):
         c1 = min(c0 + plan.cols, n_ref)
         if ref_rows is not None:
@@ -294,17 +293,18 @@ def _search_chunk(
             if best[t] is None:
                 best[t] = _seed(S, kk, c0, xp)
             else:
-                best[t] = update_topk(best[t][0], best[t][1], S, c0, padded=padded)
+                best[t] = update_topk(best[t][0], best[t][1], S, c0)
             del S
         del block, block_t
     scores = xp.concat([b[0] for b in best], axis=0) if len(best) > 1 else best[0][0]
     index = xp.concat([b[1] for b in best], axis=0) if len(best) > 1 else best[0][1]
     if not screen:
         return scores, index
-    if ref_rows is not None:
-        rows_of = lambda idx: xp.take(ref_rows, idx, axis=0)  # noqa: E731
-    else:
-        rows_of = lambda idx: prepare_rows(xp.take(R, idx, axis=0), metric, role="reference").rows  # noqa: E731
+    def rows_of(idx: Any) -> Any:  # prepared float64 rows of the candidate references
+        if ref_rows is not None:
+            return xp.take(ref_rows, idx, axis=0)
+        return prepare_rows(xp.take(R, idx, axis=0), metric, role="reference").rows
+
     exact, best_i, ok = rerank_exact(
         q_rows, index, scores, k, rows_of, float(b_max2) ** 0.5, n_ref=n_ref,
         max_bytes=plan.rows * plan.cols * 4,
@@ -355,7 +355,11 @@ def _score_tile(Qt: Any, block_t: Any) -> Any:
 
 
 def _seed(S: Any, k: int, offset: int, xp: Any) -> tuple[Any, Any]:
-    """Running top-k lists from a tile's own top k, padded with -inf if it is narrower."""
+    """Running top-k lists from a tile's own top k, padded with -inf if it is narrower.
+
+    Scores are finite (:func:`_check_magnitude` refuses inputs whose squares overflow), so
+    later tiles replace every padding slot before any real entry (k <= n_ref).
+    """
     rows, m = S.shape
     values, cols = topk_largest(S, min(k, m))
     cols = cols + offset

@@ -42,26 +42,25 @@ def default_tol(dtype: Any, xp: Any) -> float:
 
 
 def _orth(W: Any, xp: Any, *, twice: bool = False) -> Any:
-    """Orthonormal basis of W's columns: Cholesky QR (Gram in float64), Householder fallback."""
+    """Orthonormal basis of W's columns: Cholesky QR (Gram in float64), Householder fallback.
+
+    The fallback runs when the Gram is not numerically positive definite: NumPy raises
+    ``LinAlgError`` there, CuPy returns NaNs, so both are checked.
+    """
     Q = W
     for _ in range(2 if twice else 1):
         W64 = xp.astype(Q, xp.float64)
         G = xp.matmul(xp.matrix_transpose(W64), W64)
-        L = xp.linalg.cholesky((G + xp.matrix_transpose(G)) / 2)
-        # NumPy raises on a non positive definite Gram, CuPy returns NaNs: check both ways.
+        try:
+            L = xp.linalg.cholesky((G + xp.matrix_transpose(G)) / 2)
+        except Exception as exc:  # noqa: BLE001 - LinAlgError's class differs by backend
+            if type(exc).__name__ != "LinAlgError" and "positive definite" not in str(exc).lower():
+                raise
+            return xp.linalg.qr(W).Q
         if not bool(xp.all(xp.isfinite(L))):
             return xp.linalg.qr(W).Q
         Q = xp.astype(xp.matmul(W64, xp.matrix_transpose(xp.linalg.inv(L))), W.dtype)
     return Q
-
-
-def _safe_orth(W: Any, xp: Any, *, twice: bool = False) -> Any:
-    try:
-        return _orth(W, xp, twice=twice)
-    except Exception as exc:  # noqa: BLE001 - LinAlgError differs by backend
-        if "positive definite" not in str(exc).lower() and type(exc).__name__ != "LinAlgError":
-            raise
-        return xp.linalg.qr(W).Q
 
 
 def block_eigh(
@@ -139,7 +138,7 @@ def block_eigh(
     b = min(n, p + int(oversample))
     rng = np.random.default_rng(random_state)
     # A Gaussian n x b block is well conditioned (b <= n): Cholesky QR is enough here too.
-    Q = _safe_orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp), C.dtype), xp,
+    Q = _orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp), C.dtype), xp,
                    twice=True)
     converged = False
     lead = xp.arange(b - 1, b - 1 - p, -1)  # eigh is ascending: largest p, descending
@@ -162,7 +161,7 @@ def block_eigh(
                 converged = True
                 break
         # Orthonormalise twice before a Rayleigh-Ritz step (it needs an orthonormal basis).
-        Q = _safe_orth(W, xp, twice=(it + 1) % check_every == 0 or it + 1 == max_iter)
+        Q = _orth(W, xp, twice=(it + 1) % check_every == 0 or it + 1 == max_iter)
     if not converged:
         warnings.warn(
             f"block_eigh: largest residual {worst:.3g} > tol * |theta_1| = {tol * scale:.3g} "

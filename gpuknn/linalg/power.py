@@ -12,8 +12,9 @@ converge too. ``n_iter`` is that first ``t``.
 
 Why blocks: reading the stopping test back to the host every iteration stalls a GPU. The
 iterates of ``check_every`` steps are kept on the device and their differences inspected
-in one transfer, so the reported ``t`` and vector are exactly those of the step-by-step
-loop. Every routine takes a stack of matrices ``(..., n, n)`` and iterates the whole stack
+in one transfer (plus one scalar read of the block's smallest ``|Bv|^2``, which sends a
+block with a zero or subnormal product back through the careful normalisation), so the
+reported ``t`` and vector are exactly those of the step-by-step loop. Every routine takes a stack of matrices ``(..., n, n)`` and iterates the whole stack
 together; a member that has converged is dropped from the working set.
 
 Two ways to make the steps of a block (same iterates up to rounding):

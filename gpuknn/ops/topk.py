@@ -147,12 +147,9 @@ def _best_per_row(vals: Any, flat: Any, m: int, starts: Any, total: int, k: int,
     """
     rows = starts.shape[0]
     dev = device_of(vals)
-    counts = xp.concat([starts[1:], xp.asarray([total], dtype=starts.dtype, device=dev)]) - starts
-    widest = int(xp.max(counts))
-    if widest * rows <= 8 * total + 4 * rows * k:
-        j = xp.arange(widest, dtype=starts.dtype, device=dev)
-        pos = starts[:, None] + j[None, :]
-        pos = xp.where(j[None, :] < counts[:, None], pos, xp.full_like(pos, total))
+    counts, widest = _row_counts(starts, total, xp)
+    if _even_enough(rows, widest, total, k):
+        pos = _row_slots(starts, counts, widest, total, xp)
         padded = xp.concat([vals, xp.asarray([-math.inf], dtype=vals.dtype, device=dev)])
         block = xp.take(padded, xp.reshape(pos, (-1,)))
         order = xp.argsort(-xp.reshape(block, (rows, widest)), axis=1, stable=True)[:, :k]
@@ -161,6 +158,25 @@ def _best_per_row(vals: Any, flat: Any, m: int, starts: Any, total: int, k: int,
     order = _order_by_row_value_index(r_idx, vals, xp)
     rank = xp.arange(total, device=dev, dtype=starts.dtype) - xp.take(starts, xp.take(r_idx, order))
     return xp.take(order, xp.nonzero(rank < k)[0])
+
+
+def _row_counts(starts: Any, total: int, xp: Any) -> tuple[Any, int]:
+    """Candidates per row from the row starts of ``total`` grouped candidates, and the most."""
+    end = xp.asarray([total], dtype=starts.dtype, device=device_of(starts))
+    counts = xp.concat([starts[1:], end]) - starts
+    return counts, int(xp.max(counts))
+
+
+def _even_enough(rows: int, widest: int, total: int, k: int) -> bool:
+    """Whether a (rows, widest) padded block is worth it (not mostly padding)."""
+    return rows * widest <= 8 * total + 4 * rows * k
+
+
+def _row_slots(starts: Any, counts: Any, widest: int, pad: int, xp: Any) -> Any:
+    """(rows, widest) positions of each row's candidates; slots past a row's count hold ``pad``."""
+    j = xp.arange(widest, dtype=starts.dtype, device=device_of(starts))
+    pos = starts[:, None] + j[None, :]
+    return xp.where(j[None, :] < counts[:, None], pos, xp.full_like(pos, pad))
 
 
 def _first_ties(S: Any, t: Any, k: int, xp: Any, *, above: Any = None) -> Any:
@@ -233,19 +249,15 @@ def merge_topk(values: Any, index: Any, k: int) -> tuple[Any, Any]:
 
 
 
-def update_topk(
-    values: Any, index: Any, S: Any, offset: int, *, padded: bool = False
-) -> tuple[Any, Any]:
+def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]:
     """Merge a score tile into running top-k lists (a faiss-style blocked search).
 
     Parameters
     ----------
     values, index : arrays of shape (rows, k)
         The running lists, sorted as :func:`topk_largest` returns them (descending, ties
-        by lower index). Every index is below ``offset``.
-    padded : bool
-        Some rows are not full yet: their tail holds ``-inf`` with index ``-1``. Such rows
-        take every entry of the tile, and a padding slot loses ties even to a real ``-inf``.
+        by lower index). Every index is below ``offset``. Rows not yet full hold ``-inf``
+        (index -1) in their tail, which any finite score replaces.
     S : array of shape (rows, m), finite
         Scores of columns ``offset .. offset + m - 1``.
     offset : int
@@ -260,61 +272,45 @@ def update_topk(
     higher index and loses the tie), so once the lists hold good neighbours a tile lets
     through a handful per row: the cost is one compare and one ``nonzero`` over the tile,
     plus a row-wise sort of ``k + (widest row's candidates)`` entries. When the lists are
-    still poor (many candidates), the tile's own top k is taken and merged instead.
+    still poor (many candidates, or very uneven ones), the tile's own top k is taken and
+    merged instead.
     """
     xp = array_namespace(S, values)
     rows, m = S.shape
     k = values.shape[1]
     dev = device_of(S)
     mask = S > values[:, k - 1 : k]
-    if padded:
-        mask = mask | (index[:, k - 1 : k] < 0)
     total = int(xp.count_nonzero(mask))
     if total == 0:
         return values, index
-    if total <= max(2 * rows * k, (rows * m) // 16):
-        flat = xp.nonzero(xp.reshape(mask, (-1,)))[0]
-        del mask
+    # The count bounds the candidate arrays before they are built (the tile budget).
+    sparse = total <= max(2 * rows * k, (rows * m) // 16)
+    flat = xp.nonzero(xp.reshape(mask, (-1,)))[0] if sparse else None
+    del mask
+    if flat is not None:
         starts = xp.searchsorted(flat, xp.arange(rows, device=dev, dtype=flat.dtype) * m)
-        counts = xp.concat([starts[1:], xp.asarray([total], dtype=starts.dtype, device=dev)])
-        counts = counts - starts
-        widest = int(xp.max(counts))
-        if rows * widest <= 8 * total + 4 * rows * k:
-            vals = xp.take(xp.reshape(S, (-1,)), flat)
-            cols = flat % m + offset
+        counts, widest = _row_counts(starts, total, xp)
+        if _even_enough(rows, widest, total, k):
             # Gather [current k | candidates, padded] row by row from one flat source.
-            pad = rows * k + total
-            j = xp.arange(widest, dtype=starts.dtype, device=dev)
-            pos_new = rows * k + starts[:, None] + j[None, :]
-            pos_new = xp.where(j[None, :] < counts[:, None], pos_new, xp.full_like(pos_new, pad))
             pos_old = xp.reshape(xp.arange(rows * k, dtype=starts.dtype, device=dev), (rows, k))
+            pos_new = rows * k + _row_slots(starts, counts, widest, total, xp)
             pos = xp.concat([pos_old, pos_new], axis=1)
             inf = xp.asarray([-math.inf], dtype=S.dtype, device=dev)
-            src_v = xp.concat([xp.reshape(values, (-1,)), vals, inf])
+            src_v = xp.concat([xp.reshape(values, (-1,)), xp.take(xp.reshape(S, (-1,)), flat), inf])
             none = xp.asarray([-1], dtype=index.dtype, device=dev)
-            src_i = xp.concat([xp.reshape(index, (-1,)), xp.astype(cols, index.dtype), none])
+            cols = xp.astype(flat % m + offset, index.dtype)
+            src_i = xp.concat([xp.reshape(index, (-1,)), cols, none])
             block_v = xp.reshape(xp.take(src_v, xp.reshape(pos, (-1,))), pos.shape)
             block_i = xp.reshape(xp.take(src_i, xp.reshape(pos, (-1,))), pos.shape)
-            return _sorted_head(block_v, block_i, k, xp, padded=padded)
-    else:
-        del mask
+            return _sorted_head(block_v, block_i, k, xp)
+        del flat
     v, c = topk_largest(S, min(k, m))
     block_v = xp.concat([values, v], axis=1)
     block_i = xp.concat([index, xp.astype(c + offset, index.dtype)], axis=1)
-    return _sorted_head(block_v, block_i, k, xp, padded=padded)
+    return _sorted_head(block_v, block_i, k, xp)
 
 
-def _sorted_head(
-    block_v: Any, block_i: Any, k: int, xp: Any, *, padded: bool = False
-) -> tuple[Any, Any]:
-    """First k of each row by value descending; stable, so column order breaks ties.
-
-    ``padded``: entries with index -1 are padding and go after real entries of equal value
-    (a first stable sort moves them to the end of the row).
-    """
-    if padded:
-        first = xp.argsort(xp.astype(block_i < 0, xp.int8), axis=1, stable=True)
-        block_v = xp.take_along_axis(block_v, first, axis=1)
-        block_i = xp.take_along_axis(block_i, first, axis=1)
+def _sorted_head(block_v: Any, block_i: Any, k: int, xp: Any) -> tuple[Any, Any]:
+    """First k of each row by value descending; stable, so column order breaks ties."""
     order = xp.argsort(-block_v, axis=1, stable=True)[:, :k]
     return xp.take_along_axis(block_v, order, axis=1), xp.take_along_axis(block_i, order, axis=1)
