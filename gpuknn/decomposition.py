@@ -1,7 +1,8 @@
 """Principal component analysis from the covariance matrix, with a choice of eigen-solver.
 
-Fit = centre + one covariance GEMM + the ``p`` leading eigenpairs of the covariance;
-transform = one GEMM. The covariance is ``n_features x n_features``, so the eigen-solver
+Fit = one covariance GEMM (:func:`gpuknn.linalg.covariance`: ``X^T X - n mu mu^T`` when the
+column offsets are small against their spread, centred row chunks otherwise) + the ``p``
+leading eigenpairs of the covariance; transform = one GEMM. The covariance is ``n_features x n_features``, so the eigen-solver
 never touches the samples: its cost is independent of ``n_samples``.
 
 Solvers (all return the same conventions):
@@ -9,7 +10,8 @@ Solvers (all return the same conventions):
 * ``"eigh"``: dense direct solver, O(n_features^3), exact; the reference and the right
   choice for small ``n_features`` or ``p`` close to ``n_features``.
 * ``"block"``: subspace iteration with Rayleigh-Ritz (:func:`gpuknn.linalg.block_eigh`),
-  GEMM-bound, fastest for ``p`` well below ``n_features`` and on GPUs.
+  shifted by half the smallest Ritz value (a covariance is positive semi-definite),
+  GEMM-bound, for ``p`` well below ``n_features`` and on GPUs.
 * ``"deflation"``: the seed algorithm, power method + Hotelling deflation, warm-started
   (:func:`gpuknn.linalg.deflated_power_method`); p sequential chains of matrix-vector
   products, slow when eigenvalues cluster; kept for teaching and comparison.
@@ -29,7 +31,7 @@ from ._backend import array_namespace, to_numpy, validate_matrix
 from .base import BaseEstimator, check_is_fitted
 from .errors import InvalidInputError
 from .linalg.block import block_eigh
-from .linalg.covariance import centred_covariance
+from .linalg.covariance import covariance_and_mean
 from .linalg.eigh import eigh
 from .linalg.power import deflated_power_method
 
@@ -87,8 +89,8 @@ class PCA(BaseEstimator):
 
     Notes
     -----
-    Fit cost O(n_samples n_features^2) for the covariance plus the solver's; memory a
-    centred chunk of X (16 MiB) and O(n_features^2). Transform never refits: it centres
+    Fit cost O(n_samples n_features^2) for the covariance plus the solver's; memory
+    O(n_features^2), plus one centred 16 MiB chunk of X when columns have large offsets. Transform never refits: it centres
     with the training mean.
 
     Examples
@@ -140,14 +142,13 @@ class PCA(BaseEstimator):
         if self.solver not in _SOLVERS:
             raise InvalidInputError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
         xp = array_namespace(X)
-        X = validate_matrix(X, xp, name="X", dtype=self.dtype)
+        # the finite check comes with the covariance's column sums and Gram diagonal
+        X = validate_matrix(X, xp, name="X", dtype=self.dtype, check_finite=False)
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise InvalidInputError(f"PCA needs at least 2 samples, got X of shape {tuple(X.shape)}")
         p, fraction = self._n_components(n_samples, n_features)
-        mean = xp.mean(X, axis=0)
-        C = centred_covariance(X, mean)  # X is validated: no second check, no second mean
-        C64 = xp.astype(C, xp.float64)
+        C64, mean = covariance_and_mean(X)
         total = float(xp.sum(xp.linalg.diagonal(C64)))
         if fraction is not None:
             spectrum = to_numpy(xp.flip(xp.linalg.eigvalsh(C64), axis=0))
@@ -162,12 +163,12 @@ class PCA(BaseEstimator):
         else:
             # Iterate on C scaled to max |entry| 1: the iterations are scale-invariant, and
             # float32 data of tiny (or huge) scale would otherwise underflow in the products.
-            scale = float(xp.max(xp.abs(C)))
+            scale = float(xp.max(xp.abs(C64)))
             scale = scale if scale > 0 else 1.0
-            result = self._solve(C / scale, p)
+            result = self._solve(xp.astype(C64 / scale, X.dtype), p)
             lam = xp.astype(result.eigenvalues, xp.float64) * scale
         lam = xp.where(lam < 0, xp.zeros_like(lam), lam)
-        self.mean_ = mean
+        self.mean_ = xp.astype(mean, X.dtype)
         self.components_ = xp.astype(xp.matrix_transpose(result.eigenvectors), X.dtype)
         self.explained_variance_ = xp.astype(lam, X.dtype)
         ratio = lam / total if total > 0 else xp.zeros_like(lam)
@@ -186,7 +187,7 @@ class PCA(BaseEstimator):
         if self.solver == "block":
             return block_eigh(
                 C, p, tol=self.tol, max_iter=1000 if self.max_iter is None else self.max_iter,
-                random_state=self.random_state,
+                random_state=self.random_state, psd=True,
             )
         return deflated_power_method(
             C, p,

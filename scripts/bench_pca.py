@@ -100,9 +100,9 @@ def main() -> None:
         configs.append((f"{name}, p=100",
                         lambda s=solver, X=X: SkPCA(100, svd_solver=s, random_state=0).fit(X),
                         None, None, args.repeat))
-    configs.append(("covariance float32 (chunked GEMMs)", lambda: covariance(X32), None, None,
+    configs.append(("covariance float32", lambda: covariance(X32), None, None,
                     args.repeat))
-    configs.append(("covariance float64 (cast + GEMMs)",
+    configs.append(("covariance float64 (cast + GEMM)",
                     lambda: covariance(X32, dtype="float64"), None, None, args.repeat))
     for p in (100, 784):
         for solver in ("block", "eigh", "deflation"):

@@ -159,6 +159,22 @@ def test_bad_data(xp, to_xp):
         pca.inverse_transform(to_xp(np.ones((3, 4))))
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_float32_data_with_large_offset(xp, to_xp, solver):
+    # Means 1e4 times the spread: the covariance must not come from X^T X - n mu mu^T.
+    X = (load_digits().data[:, 20:30] + 1e4).astype(np.float32)
+    ref = SkPCA(3, svd_solver="full").fit(X.astype(np.float64)).explained_variance_
+    pca = PCA(3, solver=solver, random_state=0).fit(to_xp(X))
+    np.testing.assert_allclose(to_numpy(pca.explained_variance_), ref, rtol=1e-4)
+
+
+def test_values_whose_squares_overflow(xp, to_xp):
+    X = _random_data().astype(np.float32)
+    X[5, 1] = 3e19
+    with pytest.raises(InvalidInputError, match="overflow"):
+        PCA(2).fit(to_xp(X))
+
+
 def test_constant_data_defined_outcome(xp, to_xp):
     X = np.ones((10, 4))
     for solver in SOLVERS:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,50 @@ def test_covariance_bad_input(xp, to_xp):
         covariance(to_xp(np.ones((1, 3))))
     with pytest.raises(InvalidInputError, match="NaN"):
         covariance(to_xp(np.array([[1.0, np.nan], [2.0, 3.0]])))
+
+
+def test_covariance_both_paths_are_accurate(xp, to_xp, monkeypatch):
+    # Small offsets take the Gram shortcut (no centring pass), large ones the centred
+    # chunks; both must match the float64 covariance of the same float32 numbers.
+    cov_module = importlib.import_module("gpuknn.linalg.covariance")  # not the function
+
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(2003, 5)) * [1.0, 2.0, 3.0, 4.0, 5.0]
+    real_scatter = cov_module.centred_scatter
+    for offset, centred in ((1.5, False), (1e4, True)):
+        X32 = (base + offset).astype(np.float32)
+        calls = []
+        monkeypatch.setattr(cov_module, "centred_scatter",
+                            lambda X, m: calls.append(1) or real_scatter(X, m))
+        got = to_numpy(covariance(to_xp(X32))).astype(np.float64)
+        assert bool(calls) == centred, offset
+        want = np.cov(X32.astype(np.float64), rowvar=False)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    # a constant non-zero column has exactly zero variance (centred path)
+    Xc = np.column_stack([base[:, 0], np.full(len(base), 3.0)]).astype(np.float32)
+    C = to_numpy(covariance(to_xp(Xc)))
+    assert C[1, 1] == 0 and C[0, 1] == 0 and C[1, 0] == 0
+
+
+def test_column_sums_are_float64_accurate(xp, to_xp):
+    from gpuknn.linalg.covariance import column_sums
+
+    X = (np.random.default_rng(12).random((60_007, 3)) + [0.0, 1.0, 100.0]).astype(np.float32)
+    got = to_numpy(column_sums(to_xp(X)))
+    assert got.dtype == np.float64
+    want = X.astype(np.float64).sum(axis=0)
+    # a plain float32 sum of 60 000 rows is off by ~1e-4 relative
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+def test_covariance_overflow_is_an_error(xp, to_xp):
+    X = np.ones((10, 3), dtype=np.float32)
+    X[4, 1] = 1e20  # finite, but its square overflows float32
+    with pytest.raises(InvalidInputError, match="overflow"):
+        covariance(to_xp(X))
+    X[4, 1] = np.inf
+    with pytest.raises(InvalidInputError, match="NaN or infinity in 1 row"):
+        covariance(to_xp(X))
 
 
 def test_covariance_spectrum(xp, to_xp):
@@ -194,6 +240,35 @@ def test_block_many_components_and_full_block(xp, to_xp):
     for p in (20, 25):  # block reaches n: Rayleigh-Ritz on the whole space
         r = block_eigh(to_xp(C), p, random_state=1)
         np.testing.assert_allclose(to_numpy(r.eigenvalues), w_ref[:p], rtol=1e-9)
+
+
+def test_block_psd_shift_converges_faster(xp, to_xp):
+    C = spd_with_gap(60, seed=12, decay=0.93)
+    w_ref, V_ref = reference(C, 8)
+    plain = block_eigh(to_xp(C), 8, oversample=4, random_state=0)
+    shifted = block_eigh(to_xp(C), 8, oversample=4, random_state=0, psd=True)
+    np.testing.assert_allclose(to_numpy(shifted.eigenvalues), w_ref, rtol=1e-9)
+    cos = np.abs(np.sum(to_numpy(shifted.eigenvectors) * V_ref, axis=0))
+    assert np.all(cos >= 1 - 1e-8)
+    assert shifted.converged.all() and shifted.n_iter[0] < plain.n_iter[0]
+
+
+def test_block_next_check_follows_residual_decay():
+    from gpuknn.linalg.block import _steps_to_go
+
+    assert _steps_to_go([(4, 1e-2)], 1e-4, 4) == 4  # one step: no rate yet
+    # residuals fall 10x per 4 iterations: 1e-3 -> 3e-4 needs 3 more, 1e-4 needs 4
+    assert _steps_to_go([(4, 1e-2), (8, 1e-3)], 3e-4, 4) == 3
+    assert _steps_to_go([(4, 1e-2), (8, 1e-3)], 1e-4, 4) == 4
+    assert _steps_to_go([(4, 1e-2), (8, 1e-3)], 1e-9, 4) == 4  # never beyond check_every
+    assert _steps_to_go([(4, 1e-3), (8, 2e-3)], 1e-4, 4) == 4  # not decaying
+
+
+def test_deflation_leaves_input_alone(xp, to_xp):
+    C = spd_with_gap(20, seed=13, decay=0.8)
+    Cx = to_xp(C)
+    deflated_power_method(Cx, 3, tol=1e-10, random_state=0)
+    assert np.array_equal(to_numpy(Cx), C)
 
 
 def test_warm_start_keeps_results(xp, to_xp):

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy
+from .._backend import array_namespace, from_numpy, is_numpy_namespace, to_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
 
@@ -105,6 +105,8 @@ def _matvec_steps(B: Any, V: Any, K: int, xp: Any, *, fast: bool) -> Any:
     carefully.
     """
     tiny = float(xp.finfo(V.dtype).smallest_normal)
+    if B.shape[0] == 1 and fast and is_numpy_namespace(xp):
+        return _numpy_steps(B[0, ...], V[0, :], K, tiny)
     steps, norms = [], []
     if B.shape[0] == 1 and fast:
         # One matrix: 1-D vectors and a 2-D product (BLAS gemv, ~2x faster than a stack of
@@ -134,6 +136,26 @@ def _matvec_steps(B: Any, V: Any, K: int, xp: Any, *, fast: bool) -> Any:
     return xp.stack(steps, axis=1)
 
 
+def _numpy_steps(B2: np.ndarray, v: np.ndarray, K: int, tiny: float) -> np.ndarray | None:
+    """NumPy fast path of :func:`_matvec_steps` for one matrix: shape (1, K, n) or None.
+
+    Each product is written by BLAS gemv straight into its row of the result and normalised
+    in place, with the zero/subnormal test on the host (free there). With the lean step
+    test below, the deflation solver's iterations on Fashion-MNIST (n = 784) went from 34 to
+    ~25 us, of which the gemv itself takes ~20 us; same arithmetic as the generic loop.
+    """
+    out = np.empty((K, v.shape[0]), dtype=v.dtype)
+    for i in range(K):
+        w = out[i]
+        np.matmul(B2, v, out=w)
+        n2 = np.dot(w, w)
+        if not n2 >= tiny:
+            return None
+        np.divide(w, np.sqrt(n2), out=w)
+        v = w
+    return out[None, ...]
+
+
 def _matrix_powers(B: Any, K: int, xp: Any) -> Any:
     """``(m, K, n, n)`` stack of B^1..B^K, each scaled to max-abs 1 (directions unchanged)."""
 
@@ -146,6 +168,26 @@ def _matrix_powers(B: Any, K: int, xp: Any) -> Any:
         last = P[:, -1:, ...]
         P = xp.concat([P, scaled(xp.matmul(last, P))], axis=1)
     return P[:, :K, ...]
+
+
+def _step_test(Vs: Any, Va: Any, tol: float, xp: Any) -> tuple[Any, Any]:
+    """Step differences ``D = v_t - s_t v_{t-1}`` (m, K, n) of a block of iterates ``Vs``
+    started from ``Va`` (m, n), and the table ``max|D| < tol`` (m, K)."""
+    if Vs.shape[0] == 1 and is_numpy_namespace(xp):
+        # NumPy, one matrix: a third of the calls of the generic lines below (the test
+        # runs once per 16 steps of ~20 us each, so its ~60 us of calls counted).
+        S = Vs[0]
+        prev = np.empty_like(S)
+        prev[0], prev[1:] = Va[0], S[:-1]
+        flip = np.einsum("ij,ij->i", S, prev) < 0
+        if flip.any():
+            prev[flip] *= -1
+        D = np.subtract(S, prev, out=prev)
+        return D[None, ...], (np.abs(D).max(axis=1) < tol)[None, :]
+    prev = xp.concat([Va[:, None, :], Vs[:, :-1, :]], axis=1)
+    dots = xp.sum(Vs * prev, axis=-1, keepdims=True)
+    D = Vs - xp.where(dots < 0, -prev, prev)
+    return D, xp.max(xp.abs(D), axis=-1) < tol
 
 
 def _iterate(
@@ -186,10 +228,7 @@ def _iterate(
             Vs = _matvec_steps(Ba, Va, K, xp, fast=True)
             if Vs is None:  # some B v was exactly 0: redo the block with the fallback
                 Vs = _matvec_steps(Ba, Va, K, xp, fast=False)
-        prev = xp.concat([Va[:, None, :], Vs[:, :-1, :]], axis=1)
-        dots = xp.sum(Vs * prev, axis=-1, keepdims=True)
-        D = Vs - xp.where(dots < 0, -prev, prev)
-        hit = xp.max(xp.abs(D), axis=-1) < tol  # (ma, K)
+        D, hit = _step_test(Vs, Va, tol, xp)
         hit_np = to_numpy(hit)  # the one host transfer of the block
         fin = np.nonzero(hit_np.any(axis=1))[0]
         if fin.size:
@@ -225,6 +264,20 @@ def _iterate(
     V_out = xp.take(xp.concat(done_V, axis=0), order_x, axis=0)
     D_out = xp.take(xp.concat(done_D, axis=0), order_x, axis=0)
     return V_out, D_out, n_iter, converged
+
+
+def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool) -> Any:
+    """Hotelling deflation ``B - lam v v^T`` of a stack (m, n, n); ``owned``: B may be
+    overwritten (NumPy then updates it in place instead of allocating a new stack).
+
+    Not BLAS ``ger``: on the CPU machine a matrix updated by OpenBLAS ``sger`` made every
+    later ``gemv`` on it 3x slower (until NumPy rewrote it), which cost far more than the
+    ~0.3 ms per eigenpair of the outer product saved.
+    """
+    update = V[:, :, None] * (lam[:, None] * V)[:, None, :]
+    if owned and is_numpy_namespace(xp):
+        return np.subtract(B, update, out=B)
+    return B - update
 
 
 def _rayleigh(B: Any, V: Any, xp: Any) -> Any:
@@ -408,7 +461,7 @@ def deflated_power_method(
             powers=powers, callback=callback, info={"component": j},
         )
         lam = _rayleigh(B, V, xp)
-        B = B - lam[:, None, None] * (V[:, :, None] * V[:, None, :])
+        B = _deflate(B, V, lam, xp, owned=j > 0)
         lams.append(lam)
         vecs.append(V)
         iters.append(it)
