@@ -10,7 +10,8 @@ Solvers (all return the same conventions):
 * ``"eigh"``: dense direct solver, O(n_features^3), exact; the reference and the right
   choice for small ``n_features`` or ``p`` close to ``n_features``.
 * ``"block"``: subspace iteration with Rayleigh-Ritz (:func:`gpuknn.linalg.block_eigh`),
-  shifted by half the smallest Ritz value (a covariance is positive semi-definite),
+  shifted by about half of the first unwanted eigenvalue (a covariance is positive
+  semi-definite),
   GEMM-bound, for ``p`` well below ``n_features`` and on GPUs.
 * ``"deflation"``: the seed algorithm, power method + Hotelling deflation, warm-started
   (:func:`gpuknn.linalg.deflated_power_method`); p sequential chains of matrix-vector
@@ -33,7 +34,7 @@ from .errors import InvalidInputError
 from .linalg.block import block_eigh
 from .linalg.covariance import covariance_and_mean
 from .linalg.eigh import eigh
-from .linalg.power import deflated_power_method
+from .linalg.deflation import deflated_power_method
 
 __all__ = ["PCA"]
 
@@ -90,8 +91,8 @@ class PCA(BaseEstimator):
     Notes
     -----
     Fit cost O(n_samples n_features^2) for the covariance plus the solver's; memory
-    O(n_features^2), plus one centred 16 MiB chunk of X when columns have large offsets. Transform never refits: it centres
-    with the training mean.
+    O(n_features^2), plus one centred 16 MiB chunk of X when columns have large offsets.
+    Transform never refits: it centres with the training mean.
 
     Examples
     --------

@@ -87,10 +87,32 @@ def test_covariance_both_paths_are_accurate(xp, to_xp, monkeypatch):
         assert bool(calls) == centred, offset
         want = np.cov(X32.astype(np.float64), rowvar=False)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
-    # a constant non-zero column has exactly zero variance (centred path)
-    Xc = np.column_stack([base[:, 0], np.full(len(base), 3.0)]).astype(np.float32)
-    C = to_numpy(covariance(to_xp(Xc)))
-    assert C[1, 1] == 0 and C[0, 1] == 0 and C[1, 0] == 0
+    # constant non-zero columns (centred path): zero variance up to ~1e-16 of c^2, although
+    # their float32 mean is not exactly c (a plain centring leaves ~1e-10 here)
+    for c in (3.0, 62.500828, 0.1):
+        Xc = np.column_stack([base[:, 0], np.full(len(base), c)]).astype(np.float32)
+        C = to_numpy(covariance(to_xp(Xc))).astype(np.float64)
+        assert abs(C[1, 1]) <= 1e-14 * c * c and abs(C[0, 1]) <= 1e-7 * c, (c, C)
+
+
+def test_covariance_offset_test_is_exact_when_the_row_sample_misleads(xp, to_xp, monkeypatch):
+    # The row sample (every 2nd row here) sees twice the spread of the whole column, so it
+    # estimates sum x^2 / ((n-1) var) at ~11 while the exact value is ~21 > 16: the Gram
+    # is computed, the exact test on its diagonal rejects it, and the centred path runs.
+    cov_module = importlib.import_module("gpuknn.linalg.covariance")
+    rng = np.random.default_rng(15)
+    n, spread = 2048, 1.0
+    col = np.full(n, np.sqrt(10.0) * spread)
+    col[::2] += spread * rng.standard_normal(n // 2)
+    X32 = np.column_stack([rng.standard_normal(n), col]).astype(np.float32)
+    real_scatter = cov_module.centred_scatter
+    calls = []
+    monkeypatch.setattr(cov_module, "centred_scatter",
+                        lambda X, m: calls.append(1) or real_scatter(X, m))
+    assert cov_module._offsets_look_small(X32, X32.astype(np.float64).mean(axis=0), np)
+    got = to_numpy(covariance(to_xp(X32))).astype(np.float64)
+    assert calls
+    np.testing.assert_allclose(got, np.cov(X32.astype(np.float64), rowvar=False), rtol=1e-5)
 
 
 def test_column_sums_are_float64_accurate(xp, to_xp):
@@ -253,6 +275,22 @@ def test_block_psd_shift_converges_faster(xp, to_xp):
     assert shifted.converged.all() and shifted.n_iter[0] < plain.n_iter[0]
 
 
+def test_block_psd_shift_harmless_when_the_spectrum_drops_after_the_block(xp, to_xp):
+    # lambda_{b+1} << lambda_b: half the smallest Ritz value would be a shift near
+    # lambda_b / 2 and slow the iteration several-fold (27 iterations instead of 8, or no
+    # convergence at all with oversample=0); the estimate of lambda_{b+1} keeps it near 0.
+    rng = np.random.default_rng(14)
+    Q, _ = np.linalg.qr(rng.standard_normal((60, 60)))
+    for head, p, over in ((np.linspace(1.0, 0.9, 15), 5, 10), (np.array([1, .8, .6, .5, .4]), 5, 0)):
+        w = np.r_[head, 1e-3 * rng.random(60 - head.size)]
+        C = (Q * w) @ Q.T
+        C = (C + C.T) / 2
+        plain = block_eigh(to_xp(C), p, oversample=over, random_state=0)
+        shifted = block_eigh(to_xp(C), p, oversample=over, random_state=0, psd=True)
+        assert shifted.converged.all() and shifted.n_iter[0] <= plain.n_iter[0]
+        np.testing.assert_allclose(to_numpy(shifted.eigenvalues), np.sort(w)[::-1][:p], rtol=1e-9)
+
+
 def test_block_next_check_follows_residual_decay():
     from gpuknn.linalg.block import _steps_to_go
 
@@ -262,6 +300,8 @@ def test_block_next_check_follows_residual_decay():
     assert _steps_to_go([(4, 1e-2), (8, 1e-3)], 1e-4, 4) == 4
     assert _steps_to_go([(4, 1e-2), (8, 1e-3)], 1e-9, 4) == 4  # never beyond check_every
     assert _steps_to_go([(4, 1e-3), (8, 2e-3)], 1e-4, 4) == 4  # not decaying
+    assert _steps_to_go([(4, 1.0), (8, 1 - 2**-53)], 1e-10, 4) == 4  # rate rounds to 1
+    assert _steps_to_go([(4, np.inf), (8, 1.0)], 1e-10, 4) == 4  # rate 0
 
 
 def test_deflation_leaves_input_alone(xp, to_xp):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from .block import block_eigh
 from .covariance import covariance, covariance_spectrum
 from .eigh import EigenResult, eigh
-from .power import PowerResult, deflated_power_method, power_method
+from .deflation import deflated_power_method
+from .power import PowerResult, power_method
 
 __all__ = [
     "EigenResult",

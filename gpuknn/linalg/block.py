@@ -79,8 +79,32 @@ def _steps_to_go(history: list[tuple[int, float]], target: float, most: int) -> 
     if not (0 < r1 < r0) or target <= 0:
         return most
     rate = (r1 / r0) ** (1.0 / (t1 - t0))
+    if not 0.0 < rate < 1.0:  # rounded to 1 (or 0 from an infinite r0): no prediction
+        return most
     need = math.log(target / r1) / math.log(rate)
     return max(1, min(most, math.ceil(need)))
+
+
+def _shift(C: Any, Q64: Any, W64: Any, theta: Any, S: Any, xp: Any) -> float:
+    """Shift for a positive semi-definite ``C``: half an estimate of ``lambda_{b+1}``, at
+    most half the smallest Ritz value ``theta_b`` (a lower bound of ``lambda_b``).
+
+    The estimate is the Rayleigh quotient ``alpha`` of the residual of the smallest Ritz
+    pair, a direction orthogonal to the basis: it lies in the eigenvectors just beyond the
+    block, so ``alpha`` follows ``lambda_{b+1}`` (Fashion-MNIST: 0.126-0.143 against
+    0.161 from the second iteration on), and it is tiny when the spectrum drops right after
+    the block -- where ``theta_b / 2`` would leave the unwanted eigenvalues near ``-sigma``
+    and slow the iteration several-fold instead of speeding it up.
+    """
+    low = max(float(theta[0]), 0.0)
+    s = S[:, :1]
+    r = xp.matmul(W64, s) - theta[0] * xp.matmul(Q64, s)
+    norm = float(xp.linalg.vector_norm(r))
+    if not norm > 0:  # the basis is invariant: nothing left to speed up
+        return 0.0
+    r = r / norm
+    alpha = float(xp.sum(r * xp.astype(xp.matmul(C, xp.astype(r, C.dtype)), xp.float64)))
+    return max(min(low, alpha), 0.0) / 2
 
 
 def block_eigh(
@@ -119,14 +143,15 @@ def block_eigh(
         residuals predicts convergence sooner. The last iteration always has one.
     psd : bool, default False
         Declare ``C`` positive semi-definite (a covariance). The iteration then multiplies
-        by the shifted ``C - sigma I``, ``sigma`` half the smallest Ritz value of the latest
-        Rayleigh-Ritz step (after the first product: of the eigenvalues of ``Q^T C Q``,
-        computed without vectors for this). The unwanted
-        eigenvalues ``[0, lambda_{b+1}]`` then shrink to at most ``max(sigma,
-        lambda_{b+1} - sigma)`` against ``lambda_i - sigma`` for a wanted one, which cuts the
-        iterations by about a third on slowly decaying spectra. Ritz values never exceed
-        the eigenvalues, so ``sigma <= lambda_p / 2`` whatever the start. Results are
-        eigenpairs of ``C`` either way; on an indefinite ``C`` the shift favours the
+        by the shifted ``C - sigma I``, with ``sigma`` about half of ``lambda_{b+1}``
+        (estimated after the first product and at every Rayleigh-Ritz step, and never above
+        half the smallest Ritz value; see :func:`_shift`). The unwanted eigenvalues
+        ``[0, lambda_{b+1}]`` then shrink by ``max(sigma, lambda_{b+1} - sigma) /
+        (lambda_i - sigma)`` per iteration instead of ``lambda_{b+1} / lambda_i``: about a
+        quarter fewer iterations on slowly decaying spectra (Fashion-MNIST: 12 instead of
+        16), no change where the spectrum drops right after the block. Ritz values never
+        exceed the eigenvalues, so ``sigma <= lambda_p / 2`` whatever the start. Results
+        are eigenpairs of ``C`` either way; on an indefinite ``C`` the shift favours the
         positive end.
     callback : callable, optional
         Called after each Rayleigh-Ritz step with ``{"iteration", "max_residual"}``.
@@ -180,11 +205,12 @@ def block_eigh(
     history: list[tuple[int, float]] = []
     for it in range(1, max_iter + 1):
         W = xp.matmul(C, Q)
-        if psd and it == 1 and b < n:
-            # The shift needs the smallest Ritz value only: eigenvalues of the b x b
-            # Q^T C Q, no vectors, no residuals (a third of a Rayleigh-Ritz step).
-            H = xp.matmul(xp.matrix_transpose(xp.astype(Q, xp.float64)), xp.astype(W, xp.float64))
-            sigma = max(float(xp.min(xp.linalg.eigvalsh((H + xp.matrix_transpose(H)) / 2))), 0.0) / 2
+        if psd and it == 1 and b < n and next_rr != 1:
+            # the first shift: the smallest Ritz pair of the b x b Q^T C Q, no residual test
+            Q64, W64 = xp.astype(Q, xp.float64), xp.astype(W, xp.float64)
+            H = xp.matmul(xp.matrix_transpose(Q64), W64)
+            theta, S = xp.linalg.eigh((H + xp.matrix_transpose(H)) / 2)
+            sigma = _shift(C, Q64, W64, theta, S, xp)
         # b == n: the basis spans everything, Rayleigh-Ritz is exact (up to round-off)
         if it == next_rr or it == max_iter or b == n:
             Q64, W64 = xp.astype(Q, xp.float64), xp.astype(W, xp.float64)
@@ -202,7 +228,7 @@ def block_eigh(
                 converged = True
                 break
             if psd:
-                sigma = max(float(theta[0]), 0.0) / 2
+                sigma = _shift(C, Q64, W64, theta, S, xp)
             history.append((it, worst))
             next_rr = it + _steps_to_go(history, tol * scale, check_every)
         if sigma:

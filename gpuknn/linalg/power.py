@@ -1,11 +1,13 @@
-"""Power method and Hotelling deflation, batched and free of per-iteration host syncs.
+"""Power method, batched and free of per-iteration host syncs (Hotelling deflation on top of
+it: :mod:`gpuknn.linalg.deflation`).
 
 The seed algorithm, kept exactly::
 
     v_t = B v_{t-1} / ||B v_{t-1}||        t = 1, 2, ..., max_iter
     stop at the first t with ||v_t - s_t v_{t-1}||_inf < tol,  s_t = sign(v_t . v_{t-1})
     lambda = v_t^T B v_t                     (Rayleigh quotient)
-    B <- B - lambda v v^T                    (Hotelling deflation, next eigenpair)
+    B <- B - lambda v v^T                    (Hotelling deflation, next eigenpair;
+                                              gpuknn.linalg.deflation)
 
 The sign ``s_t`` makes a negative dominant eigenvalue (whose iterates flip sign every step)
 converge too. ``n_iter`` is that first ``t``.
@@ -14,8 +16,10 @@ Why blocks: reading the stopping test back to the host every iteration stalls a 
 iterates of ``check_every`` steps are kept on the device and their differences inspected
 in one transfer (plus one scalar read of the block's smallest ``|Bv|^2``, which sends a
 block with a zero or subnormal product back through the careful normalisation), so the
-reported ``t`` and vector are exactly those of the step-by-step loop. Every routine takes a stack of matrices ``(..., n, n)`` and iterates the whole stack
-together; a member that has converged is dropped from the working set.
+reported ``t`` and vector are exactly those of the step-by-step loop. Every routine takes a
+stack of matrices ``(..., n, n)`` and iterates the whole stack together; a member that has
+converged is dropped from the working set. On NumPy with one matrix the steps and the block's
+test take a fast path (:func:`_numpy_steps`, :func:`_step_test`) with the same arithmetic.
 
 Two ways to make the steps of a block (same iterates up to rounding):
 
@@ -36,9 +40,9 @@ import numpy as np
 
 from .._backend import array_namespace, from_numpy, is_numpy_namespace, to_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
-from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
+from .eigh import validate_symmetric
 
-__all__ = ["PowerResult", "power_method", "deflated_power_method"]
+__all__ = ["PowerResult", "power_method"]
 
 _POWERS_MAX_N = 16  # "auto" forms matrix powers only for matrices this small
 
@@ -266,20 +270,6 @@ def _iterate(
     return V_out, D_out, n_iter, converged
 
 
-def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool) -> Any:
-    """Hotelling deflation ``B - lam v v^T`` of a stack (m, n, n); ``owned``: B may be
-    overwritten (NumPy then updates it in place instead of allocating a new stack).
-
-    Not BLAS ``ger``: on the CPU machine a matrix updated by OpenBLAS ``sger`` made every
-    later ``gemv`` on it 3x slower (until NumPy rewrote it), which cost far more than the
-    ~0.3 ms per eigenpair of the outer product saved.
-    """
-    update = V[:, :, None] * (lam[:, None] * V)[:, None, :]
-    if owned and is_numpy_namespace(xp):
-        return np.subtract(B, update, out=B)
-    return B - update
-
-
 def _rayleigh(B: Any, V: Any, xp: Any) -> Any:
     BV = xp.matmul(B, V[..., None])[..., 0]
     return xp.sum(V * BV, axis=-1) / xp.sum(V * V, axis=-1)
@@ -381,106 +371,4 @@ def power_method(
     return PowerResult(
         xp.reshape(lam, batch), xp.reshape(V, batch + (n,)),
         n_iter.reshape(batch), conv.reshape(batch),
-    )
-
-
-def deflated_power_method(
-    C: Any,
-    n_components: int,
-    *,
-    max_iter: int = 10_000,
-    tol: float = 1e-7,
-    random_state: Any = None,
-    check_every: int = 16,
-    strategy: str = "auto",
-    warm_start: bool = False,
-    callback: Callable[[dict], None] | None = None,
-) -> EigenResult:
-    """The ``n_components`` dominant eigenpairs by power method + Hotelling deflation.
-
-    After each eigenpair ``(lambda, v)`` the working matrix becomes
-    ``B <- B - lambda v v^T`` and the power method runs again on it.
-
-    Parameters
-    ----------
-    C : array, shape (n, n) or (..., n, n)
-        Symmetric matrix (positive semi-definite for "dominant" to mean "largest").
-    n_components : int
-        Number ``p`` of eigenpairs, ``1 <= p <= n``.
-    max_iter, tol, random_state, check_every, strategy
-        As for :func:`power_method`, per eigenpair. Start vectors for all eigenpairs come
-        from one generator seeded by ``random_state``.
-    warm_start : bool, default False
-        Start eigenpair ``j + 1`` from the last step difference of eigenpair ``j``, which
-        is dominated by the next eigenvector (the seed algorithm starts at random). Cuts
-        iterations on data with slowly decaying spectra.
-    callback : callable, optional
-        Called after each block with ``{"component", "iteration", "n_active"}``.
-
-    Returns
-    -------
-    EigenResult
-        ``eigenvalues`` (..., p) in the order found (descending for a PSD matrix),
-        ``eigenvectors`` (..., n, p), ``n_iter`` and ``converged`` (..., p) host arrays,
-        ``residuals`` (..., p) = ``||C v - lambda v||`` against the original ``C``.
-
-    Warns
-    -----
-    ConvergenceWarning
-        Some eigenpair reached ``max_iter``.
-
-    Notes
-    -----
-    Errors accumulate: each deflation leaves ``lambda (v v^T - u u^T)`` of the error
-    of ``v`` in ``B``. Cost O(p * iterations * n^2).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> r = deflated_power_method(np.diag([1.0, 4.0, 2.0]), 2, random_state=0, tol=1e-10)
-    >>> [round(float(x), 6) for x in r.eigenvalues]
-    [4.0, 2.0]
-    """
-    xp = array_namespace(C)
-    _check_options(max_iter, tol, check_every, strategy)
-    C = validate_symmetric(C, xp, batched=True)
-    batch, n = tuple(C.shape[:-2]), C.shape[-1]
-    p = check_n_components(n_components, n)
-    m = int(np.prod(batch)) if batch else 1
-    C3 = xp.reshape(C, (m, n, n))
-    rng = np.random.default_rng(random_state)
-    powers = _use_powers(strategy, n)
-    B, lams, vecs, iters, convs = C3, [], [], [], []
-    D = None
-    for j in range(p):
-        V0 = _random_unit(rng, m, n, xp, C.dtype)
-        if warm_start and D is not None:
-            V0 = _normalize(D, V0, xp)
-        V, D, it, cv = _iterate(
-            B, V0, xp, max_iter=max_iter, tol=tol, check_every=check_every,
-            powers=powers, callback=callback, info={"component": j},
-        )
-        lam = _rayleigh(B, V, xp)
-        B = _deflate(B, V, lam, xp, owned=j > 0)
-        lams.append(lam)
-        vecs.append(V)
-        iters.append(it)
-        convs.append(cv)
-    lam = xp.stack(lams, axis=-1)  # (m, p)
-    V = fix_signs(xp.stack(vecs, axis=-1), xp)  # (m, n, p)
-    n_iter, conv = np.stack(iters, axis=-1), np.stack(convs, axis=-1)
-    if not conv.all():
-        bad = np.nonzero(~conv.all(axis=0))[0].tolist()
-        warnings.warn(
-            f"deflated power method: eigenpair(s) {bad} did not reach tol={tol:g} in "
-            f"max_iter={max_iter} iterations for {int((~conv).any(axis=1).sum())} of {m} matrices",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    res = residual_norms(C3, V, lam, xp)
-    if not batch:
-        return EigenResult(lam[0, :], V[0, ...], n_iter[0], conv[0], res[0, :])
-    return EigenResult(
-        xp.reshape(lam, batch + (p,)), xp.reshape(V, batch + (n, p)),
-        n_iter.reshape(batch + (p,)), conv.reshape(batch + (p,)), xp.reshape(res, batch + (p,)),
     )

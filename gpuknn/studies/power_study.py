@@ -24,7 +24,7 @@ import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
-from ..linalg.power import deflated_power_method
+from ..linalg.deflation import deflated_power_method
 
 __all__ = ["PowerStudyResult", "power_study", "householder_matrices"]
 
