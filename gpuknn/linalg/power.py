@@ -151,7 +151,7 @@ def _numpy_steps(B2: np.ndarray, v: np.ndarray, K: int, tiny: float) -> np.ndarr
     out = np.empty((K, v.shape[0]), dtype=v.dtype)
     for i in range(K):
         w = out[i]
-        np.matmul(B2, v, out=w)
+        np.dot(B2, v, out=w)  # ~2 us less call overhead than np.matmul, same gemv
         n2 = np.dot(w, w)
         if not n2 >= tiny:
             return None
