@@ -2,8 +2,9 @@
 
 Fit = one covariance GEMM (:func:`gpuknn.linalg.covariance`: ``X^T X - n mu mu^T`` when the
 column offsets are small against their spread, centred row chunks otherwise) + the ``p``
-leading eigenpairs of the covariance; transform = one GEMM. The covariance is ``n_features x n_features``, so the eigen-solver
-never touches the samples: its cost is independent of ``n_samples``.
+leading eigenpairs of the covariance; transform = one GEMM. The covariance is
+``n_features x n_features``, so the eigen-solver never touches the samples: its cost is
+independent of ``n_samples``.
 
 Solvers (all return the same conventions):
 
@@ -11,8 +12,7 @@ Solvers (all return the same conventions):
   choice for small ``n_features`` or ``p`` close to ``n_features``.
 * ``"block"``: subspace iteration with Rayleigh-Ritz (:func:`gpuknn.linalg.block_eigh`),
   shifted by about half of the first unwanted eigenvalue (a covariance is positive
-  semi-definite),
-  GEMM-bound, for ``p`` well below ``n_features`` and on GPUs.
+  semi-definite); GEMM-bound, for ``p`` well below ``n_features`` and on GPUs.
 * ``"deflation"``: the seed algorithm, power method + Hotelling deflation, warm-started
   (:func:`gpuknn.linalg.deflated_power_method`); p sequential chains of matrix-vector
   products, slow when eigenvalues cluster; kept for teaching and comparison.

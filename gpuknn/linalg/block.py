@@ -85,6 +85,15 @@ def _steps_to_go(history: list[tuple[int, float]], target: float, most: int) -> 
     return max(1, min(most, math.ceil(need)))
 
 
+def _ritz(Q: Any, W: Any, xp: Any) -> tuple[Any, Any, Any, Any]:
+    """Rayleigh-Ritz of ``W = C Q``: float64 ``Q``, ``W``, Ritz values (ascending) and the
+    eigenvectors ``S`` of the b x b ``Q^T C Q``."""
+    Q64, W64 = xp.astype(Q, xp.float64), xp.astype(W, xp.float64)
+    H = xp.matmul(xp.matrix_transpose(Q64), W64)
+    theta, S = xp.linalg.eigh((H + xp.matrix_transpose(H)) / 2)
+    return Q64, W64, theta, S
+
+
 def _shift(C: Any, Q64: Any, W64: Any, theta: Any, S: Any, xp: Any) -> float:
     """Shift for a positive semi-definite ``C``: half an estimate of ``lambda_{b+1}``, at
     most half the smallest Ritz value ``theta_b`` (a lower bound of ``lambda_b``).
@@ -207,15 +216,10 @@ def block_eigh(
         W = xp.matmul(C, Q)
         if psd and it == 1 and b < n and next_rr != 1:
             # the first shift: the smallest Ritz pair of the b x b Q^T C Q, no residual test
-            Q64, W64 = xp.astype(Q, xp.float64), xp.astype(W, xp.float64)
-            H = xp.matmul(xp.matrix_transpose(Q64), W64)
-            theta, S = xp.linalg.eigh((H + xp.matrix_transpose(H)) / 2)
-            sigma = _shift(C, Q64, W64, theta, S, xp)
+            sigma = _shift(C, *_ritz(Q, W, xp), xp)
         # b == n: the basis spans everything, Rayleigh-Ritz is exact (up to round-off)
         if it == next_rr or it == max_iter or b == n:
-            Q64, W64 = xp.astype(Q, xp.float64), xp.astype(W, xp.float64)
-            H = xp.matmul(xp.matrix_transpose(Q64), W64)
-            theta, S = xp.linalg.eigh((H + xp.matrix_transpose(H)) / 2)
+            Q64, W64, theta, S = _ritz(Q, W, xp)
             Sp = xp.take(S, lead, axis=1)
             lam = xp.take(theta, lead)
             V = xp.matmul(Q64, Sp)

@@ -89,8 +89,8 @@ def covariance_and_mean(X: Any, correction: int | float = 1) -> tuple[Any, Any]:
     """Covariance (float64) and column means (float64) of a shape-checked floating ``X``.
 
     The finite check comes for free here: a NaN or infinity in X makes its column sum
-    non-finite, a finite value whose square overflows the Gram diagonal (or the scatter's),
-    and only then is X scanned (for the error message). Used by :func:`covariance` and
+    non-finite, and a finite value whose square overflows makes the Gram (or scatter)
+    diagonal non-finite; only then is X scanned, for the error message. Used by :func:`covariance` and
     :class:`gpuknn.PCA` (which needs the mean too).
     """
     xp = array_namespace(X)
@@ -114,7 +114,7 @@ def covariance_and_mean(X: Any, correction: int | float = 1) -> tuple[Any, Any]:
             if not bool(np.isfinite(sq).all()):
                 _raise_not_finite(X, xp)
             # the exact test (the sample above only spares the GEMM when it clearly fails)
-            if bool((sq <= _MAX_OFFSET_RATIO * (sq - n * mu * mu)).all()):
+            if _offsets_small(sq, sq - n * mu * mu):
                 C = (xp.astype(G, xp.float64) - n * (mean[:, None] * mean[None, :]))
         if C is None:
             C = centred_scatter(X, xp.astype(mean, X.dtype))
@@ -135,8 +135,11 @@ def _offsets_look_small(X: Any, mu: np.ndarray, xp: Any) -> bool:
     n = X.shape[0]
     step = max(1, n // 1024)
     S = to_numpy(xp.astype(X[::step, :], xp.float64))
-    sq = np.sum(S * S, axis=0)
-    scatter = np.sum((S - mu) ** 2, axis=0)
+    return _offsets_small(np.sum(S * S, axis=0), np.sum((S - mu) ** 2, axis=0))
+
+
+def _offsets_small(sq: np.ndarray, scatter: np.ndarray) -> bool:
+    """The Gram shortcut's condition: ``sum x_j^2 <= 16 * sum (x_j - mu_j)^2`` for every j."""
     return bool((sq <= _MAX_OFFSET_RATIO * scatter).all())
 
 
