@@ -327,3 +327,15 @@ def test_float32_solvers(xp, to_xp):
     np.testing.assert_allclose(to_numpy(r.eigenvalues), w_ref, rtol=1e-5)
     d = deflated_power_method(to_xp(C), 3, tol=1e-5, random_state=0)
     np.testing.assert_allclose(to_numpy(d.eigenvalues), w_ref, rtol=1e-5)
+
+
+def test_inverse_of_cholesky_factor(xp, to_xp):
+    from gpuknn.linalg.block import _inv_lower
+
+    G = np.cov(np.random.default_rng(14).standard_normal((12, 40)))
+    L = np.linalg.cholesky(G)
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-4)):
+        Li = to_numpy(_inv_lower(to_xp(L.astype(dtype)), xp))
+        assert Li.dtype == dtype
+        np.testing.assert_allclose(Li @ L, np.eye(12), atol=tol)
+        assert np.all(np.triu(Li, 1) == 0)

@@ -16,7 +16,8 @@ import numpy as np
 from .._backend import array_namespace, is_numpy_namespace
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
-from .power import _check_options, _iterate, _normalize, _random_unit, _rayleigh, _use_powers
+from .power import _check_options, _iterate, _random_unit, _rayleigh, _use_powers
+from .power_steps import normalize
 
 __all__ = ["deflated_power_method"]
 
@@ -50,7 +51,7 @@ def deflated_power_method(
     max_iter: int = 10_000,
     tol: float = 1e-7,
     random_state: Any = None,
-    check_every: int = 16,
+    check_every: int = 32,
     strategy: str = "auto",
     warm_start: bool = False,
     callback: Callable[[dict], None] | None = None,
@@ -110,14 +111,16 @@ def deflated_power_method(
     rng = np.random.default_rng(random_state)
     powers = _use_powers(strategy, n)
     B, lams, vecs, iters, convs = C3, [], [], [], []
-    D = None
+    D, growth = None, None
     for j in range(p):
         V0 = _random_unit(rng, m, n, xp, C.dtype)
         if warm_start and D is not None:
-            V0 = _normalize(D, V0, xp)
-        V, D, it, cv = _iterate(
+            V0 = normalize(D, V0, xp)
+        # growth: each eigenpair's run starts from the last one's |lambda| (its successor's is
+        # at most that), so only the first run needs a careful first block
+        V, D, it, cv, growth = _iterate(
             B, V0, xp, max_iter=max_iter, tol=tol, check_every=check_every,
-            powers=powers, callback=callback, info={"component": j},
+            powers=powers, growth=growth, callback=callback, info={"component": j},
         )
         lam = _rayleigh(B, V, xp)
         B = _deflate(B, V, lam, xp, owned=j > 0)

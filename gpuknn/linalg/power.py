@@ -13,21 +13,16 @@ The sign ``s_t`` makes a negative dominant eigenvalue (whose iterates flip sign 
 converge too. ``n_iter`` is that first ``t``.
 
 Why blocks: reading the stopping test back to the host every iteration stalls a GPU. The
-iterates of ``check_every`` steps are kept on the device and their differences inspected
-in one transfer (plus one scalar read of the block's smallest ``|Bv|^2``, which sends a
-block with a zero or subnormal product back through the careful normalisation), so the
-reported ``t`` and vector are exactly those of the step-by-step loop. Every routine takes a
-stack of matrices ``(..., n, n)`` and iterates the whole stack together; a member that has
-converged is dropped from the working set. On NumPy with one matrix the steps and the block's
-test take a fast path (:func:`_numpy_steps`, :func:`_step_test`) with the same arithmetic.
+iterates of a block of up to ``check_every`` steps are kept on the device and their
+differences inspected in one transfer, so the reported ``t`` and vector are exactly those of
+the step-by-step loop. The block after ends where the decay of the differences predicts the
+stop (:func:`~gpuknn.linalg.power_steps.predict_steps`), which saves the steps a fixed block
+wasted after it. Every routine takes a stack of matrices ``(..., n, n)`` and iterates the
+whole stack together; a member that has converged is dropped from the working set.
 
-Two ways to make the steps of a block (same iterates up to rounding):
-
-* ``"matvec"``: ``check_every`` successive products ``B v`` -- O(n^2) each.
-* ``"powers"``: ``B^1 .. B^K`` (each rescaled, which does not change directions) are formed
-  once per matrix, then one batched product gives all K iterates of a block. Only worth it
-  for tiny ``n`` (the 5 x 5 matrices of the power study), where it replaces K Python-level
-  steps by one.
+How a block's iterates are made (lazy products normalised once per block, the careful
+per-step normalisation, or matrix powers for tiny ``n``) is in
+:mod:`gpuknn.linalg.power_steps`, which also holds the NumPy loop for one matrix.
 """
 
 from __future__ import annotations
@@ -41,6 +36,17 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, is_numpy_namespace, to_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import validate_symmetric
+from .power_steps import (
+    FIRST_BLOCK,
+    careful_steps,
+    lazy_length,
+    lazy_steps,
+    matrix_powers,
+    normalize,
+    numpy_power_run,
+    predict_steps,
+    step_test,
+)
 
 __all__ = ["PowerResult", "power_method"]
 
@@ -85,115 +91,6 @@ def _random_unit(rng: np.random.Generator, m: int, n: int, xp: Any, dtype: Any) 
     return xp.astype(from_numpy(v, xp), dtype)
 
 
-def _normalize(W: Any, fallback: Any, xp: Any) -> Any:
-    """Rows of ``W`` divided by their norms; a zero row is replaced by ``fallback``.
-
-    ``B v = 0`` means ``v`` is an eigenvector for eigenvalue 0: keeping ``v`` makes the
-    iteration stop at once with a finite result instead of dividing by zero.
-    """
-    # Scaled by the largest |entry| first, so tiny vectors (squares below the smallest
-    # normal number) keep their direction. Only the rare careful path comes here.
-    big = xp.max(xp.abs(W), axis=-1, keepdims=True)
-    ok = big > 0
-    W = W / xp.where(ok, big, xp.ones((), dtype=big.dtype))
-    nrm = xp.sqrt(xp.sum(W * W, axis=-1, keepdims=True))
-    return xp.where(ok, W / xp.where(ok, nrm, xp.ones((), dtype=nrm.dtype)), fallback)
-
-
-def _matvec_steps(B: Any, V: Any, K: int, xp: Any, *, fast: bool) -> Any:
-    """``K`` power steps from unit rows ``V`` (m, n): the iterates, shape (m, K, n).
-
-    ``fast``: divide by ``sqrt(max(w.w, tiny))`` (4 small operations; the product itself
-    takes ~16 us for n = 784, the careful :func:`_normalize` as long again) and return
-    ``None`` if some ``w.w`` was zero or subnormal, for the caller to redo the block
-    carefully.
-    """
-    tiny = float(xp.finfo(V.dtype).smallest_normal)
-    if B.shape[0] == 1 and fast and is_numpy_namespace(xp):
-        return _numpy_steps(B[0, ...], V[0, :], K, tiny)
-    steps, norms = [], []
-    if B.shape[0] == 1 and fast:
-        # One matrix: 1-D vectors and a 2-D product (BLAS gemv, ~2x faster than a stack of
-        # one); every view or reshape saved counts at ~25 us per step.
-        B2, v = B[0, ...], V[0, :]
-        for _ in range(K):
-            w = xp.matmul(B2, v)
-            n2 = xp.vecdot(w, w)
-            norms.append(n2)
-            v = w / xp.sqrt(xp.maximum(n2, tiny))
-            steps.append(v)
-        if not bool(xp.min(xp.stack(norms)) >= tiny):
-            return None
-        return xp.stack(steps, axis=0)[None, ...]
-    v = V
-    for _ in range(K):
-        w = xp.matmul(B, v[..., None])[..., 0]
-        if fast:
-            n2 = xp.vecdot(w, w)[..., None]
-            norms.append(n2)
-            v = w / xp.sqrt(xp.maximum(n2, tiny))
-        else:
-            v = _normalize(w, v, xp)
-        steps.append(v)
-    if fast and not bool(xp.min(xp.concat(norms, axis=-1)) >= tiny):
-        return None
-    return xp.stack(steps, axis=1)
-
-
-def _numpy_steps(B2: np.ndarray, v: np.ndarray, K: int, tiny: float) -> np.ndarray | None:
-    """NumPy fast path of :func:`_matvec_steps` for one matrix: shape (1, K, n) or None.
-
-    Each product is written by BLAS gemv straight into its row of the result and normalised
-    in place, with the zero/subnormal test on the host (free there). With the lean step
-    test below, the deflation solver's iterations on Fashion-MNIST (n = 784) went from 34 to
-    ~23 us, of which the gemv itself takes ~20 us; same arithmetic as the generic loop.
-    """
-    out = np.empty((K, v.shape[0]), dtype=v.dtype)
-    for i in range(K):
-        w = out[i]
-        np.dot(B2, v, out=w)  # ~2 us less call overhead than np.matmul, same gemv
-        n2 = np.dot(w, w)
-        if not n2 >= tiny:
-            return None
-        np.divide(w, np.sqrt(n2), out=w)
-        v = w
-    return out[None, ...]
-
-
-def _matrix_powers(B: Any, K: int, xp: Any) -> Any:
-    """``(m, K, n, n)`` stack of B^1..B^K, each scaled to max-abs 1 (directions unchanged)."""
-
-    def scaled(P: Any) -> Any:
-        s = xp.max(xp.abs(P), axis=(-2, -1), keepdims=True)
-        return P / xp.where(s > 0, s, xp.ones_like(s))
-
-    P = scaled(B)[:, None, ...]
-    while P.shape[1] < K:  # doubling: [B^1..B^k] -> [B^1..B^2k] with one batched product
-        last = P[:, -1:, ...]
-        P = xp.concat([P, scaled(xp.matmul(last, P))], axis=1)
-    return P[:, :K, ...]
-
-
-def _step_test(Vs: Any, Va: Any, tol: float, xp: Any) -> tuple[Any, Any]:
-    """Step differences ``D = v_t - s_t v_{t-1}`` (m, K, n) of a block of iterates ``Vs``
-    started from ``Va`` (m, n), and the table ``max|D| < tol`` (m, K)."""
-    if Vs.shape[0] == 1 and is_numpy_namespace(xp):
-        # NumPy, one matrix: a third of the calls of the generic lines below (the test
-        # runs once per 16 steps of ~20 us each, so its ~60 us of calls counted).
-        S = Vs[0]
-        prev = np.empty_like(S)
-        prev[0], prev[1:] = Va[0], S[:-1]
-        flip = np.einsum("ij,ij->i", S, prev) < 0
-        if flip.any():
-            prev[flip] *= -1
-        D = np.subtract(S, prev, out=prev)
-        return D[None, ...], (np.abs(D).max(axis=1) < tol)[None, :]
-    prev = xp.concat([Va[:, None, :], Vs[:, :-1, :]], axis=1)
-    dots = xp.sum(Vs * prev, axis=-1, keepdims=True)
-    D = Vs - xp.where(dots < 0, -prev, prev)
-    return D, xp.max(xp.abs(D), axis=-1) < tol
-
-
 def _iterate(
     B: Any,
     V: Any,
@@ -203,16 +100,27 @@ def _iterate(
     tol: float,
     check_every: int,
     powers: bool,
+    growth: np.ndarray | None = None,
     callback: Callable[[dict], None] | None = None,
     info: dict | None = None,
-) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+) -> tuple[Any, Any, np.ndarray, np.ndarray, np.ndarray]:
     """Power iterations on a stack ``B`` (m, n, n) from unit rows ``V`` (m, n).
 
-    Returns ``(V, D, n_iter, converged)``: the vectors at the stopping iteration, the last
-    step difference ``v_t - s_t v_{t-1}`` (a good start for the next eigenpair), and host
-    arrays of iterations and convergence flags.
+    ``growth``: log2 of the expected growth of ``||B v||`` per step for each matrix (from an
+    earlier run; NaN or None: unknown, the first block steps carefully).
+
+    Returns ``(V, D, n_iter, converged, growth)``: the vectors at the stopping iteration, the
+    last step difference ``v_t - s_t v_{t-1}`` (a good start for the next eigenpair), host
+    arrays of iterations and convergence flags, and the last measured growth (host).
     """
     m, n = V.shape
+    g = np.full(m, np.nan) if growth is None else np.asarray(growth, dtype=np.float64).copy()
+    if m == 1 and not powers and is_numpy_namespace(xp):
+        v, d, it, cv, g0 = numpy_power_run(
+            B[0, ...], V[0, :], float(g[0]), max_iter=max_iter, tol=tol,
+            check_every=check_every, callback=callback, info=info or {},
+        )
+        return v[None, :], d[None, :], np.array([it]), np.array([cv]), np.array([g0])
     n_iter = np.full(m, max_iter, dtype=np.int64)
     converged = np.zeros(m, dtype=bool)
     done_idx: list[np.ndarray] = []
@@ -221,22 +129,26 @@ def _iterate(
     active = np.arange(m)
     Ba, Va = B, V
     Da = xp.zeros_like(V)
-    Pa = _matrix_powers(B, min(check_every, max_iter), xp) if powers else None
-    t = 0
+    Pa = matrix_powers(B, min(check_every, max_iter), xp) if powers else None
+    t, want = 0, min(check_every, FIRST_BLOCK)
     while active.size and t < max_iter:
-        K = min(check_every, max_iter - t)
+        K = min(want, max_iter - t)
         if powers:
             W = xp.matmul(Pa[:, :K, ...], Va[:, None, :, None])[..., 0]
-            Vs = _normalize(W, Va[:, None, :], xp)
+            Vs = normalize(W, Va[:, None, :], xp)
         else:
-            Vs = _matvec_steps(Ba, Va, K, xp, fast=True)
-            if Vs is None:  # some B v was exactly 0: redo the block with the fallback
-                Vs = _matvec_steps(Ba, Va, K, xp, fast=False)
-        D, hit = _step_test(Vs, Va, tol, xp)
-        hit_np = to_numpy(hit)  # the one host transfer of the block
-        fin = np.nonzero(hit_np.any(axis=1))[0]
+            Kl = min(lazy_length(float(x), K) for x in g[active])
+            lazy = lazy_steps(Ba, Va, Kl, g[active], xp) if Kl else None
+            if lazy is None:
+                Vs, g[active] = careful_steps(Ba, Va, K, xp)
+            else:
+                (Vs, g[active]), K = lazy, Kl
+        D, dmax = step_test(Vs, Va, xp)
+        dmax_h = to_numpy(dmax)  # the one host transfer of the test
+        hit_h = dmax_h < tol
+        fin = np.nonzero(hit_h.any(axis=1))[0]
         if fin.size:
-            first = hit_np[fin].argmax(axis=1)
+            first = hit_h[fin].argmax(axis=1)
             onehot = np.zeros((fin.size, K, 1))
             onehot[np.arange(fin.size), first, 0] = 1.0
             sel = xp.astype(from_numpy(onehot, xp), V.dtype)
@@ -247,9 +159,10 @@ def _iterate(
             done_idx.append(active[fin])
             n_iter[active[fin]] = t + first + 1
             converged[active[fin]] = True
-            keep = np.nonzero(~hit_np.any(axis=1))[0]
+            keep = np.nonzero(~hit_h.any(axis=1))[0]
             keep_x = from_numpy(keep, xp)
             active = active[keep]
+            dmax_h = dmax_h[keep]
             Va = xp.take(Vs[:, -1, :], keep_x, axis=0)
             Da = xp.take(D[:, -1, :], keep_x, axis=0)
             Ba = xp.take(Ba, keep_x, axis=0)
@@ -257,6 +170,8 @@ def _iterate(
                 Pa = xp.take(Pa, keep_x, axis=0)
         else:
             Va, Da = Vs[:, -1, :], D[:, -1, :]
+        # the next block ends where the slowest member is predicted to converge
+        want = max((predict_steps(r, tol, check_every) for r in dmax_h), default=check_every)
         t += K
         if callback is not None:
             callback({**(info or {}), "iteration": t, "n_active": int(active.size)})
@@ -267,7 +182,7 @@ def _iterate(
     order_x = from_numpy(order, xp)
     V_out = xp.take(xp.concat(done_V, axis=0), order_x, axis=0)
     D_out = xp.take(xp.concat(done_D, axis=0), order_x, axis=0)
-    return V_out, D_out, n_iter, converged
+    return V_out, D_out, n_iter, converged, g
 
 
 def _rayleigh(B: Any, V: Any, xp: Any) -> Any:
@@ -288,7 +203,7 @@ def _start(x0: Any, rng: np.random.Generator, m: int, n: int, xp: Any, dtype: An
     x0 = xp.reshape(xp.broadcast_to(x0, (m, n)) if x0.ndim == 1 else x0, (m, n))
     if not bool(xp.all(xp.isfinite(x0))) or not bool(xp.all(xp.linalg.vector_norm(x0, axis=-1) > 0)):
         raise InvalidInputError("x0 must be finite and non-zero")
-    return _normalize(x0, x0, xp)
+    return normalize(x0, x0, xp)
 
 
 def power_method(
@@ -298,7 +213,7 @@ def power_method(
     max_iter: int = 10_000,
     tol: float = 1e-7,
     random_state: Any = None,
-    check_every: int = 16,
+    check_every: int = 32,
     strategy: str = "auto",
     callback: Callable[[dict], None] | None = None,
 ) -> PowerResult:
@@ -316,8 +231,12 @@ def power_method(
         Stop at the first iteration with ``||v_t - s_t v_{t-1}||_inf < tol``.
     random_state : int, numpy Generator or None
         Seed of the start vectors (drawn on the host, so every backend starts alike).
-    check_every : int, default 16
-        Iterations between host reads of the stopping test; does not change the result.
+    check_every : int, default 32
+        Most iterations between host reads of the stopping test (a run's first block has
+        at most 8, later ones end where the decay of the step differences predicts the
+        stop). Results depend on it only through rounding (a block's products are
+        normalised together), which can still move the stopping step of a float32 run
+        whose step differences hover near ``tol``.
     strategy : {"auto", "matvec", "powers"}
         How iterates are produced (see the module notes); "auto" uses powers for n <= 16.
     callback : callable, optional
@@ -354,7 +273,7 @@ def power_method(
     m = int(np.prod(batch)) if batch else 1
     B3 = xp.reshape(B, (m, n, n))
     V0 = _start(x0, np.random.default_rng(random_state), m, n, xp, B.dtype)
-    V, _, n_iter, conv = _iterate(
+    V, _, n_iter, conv, _ = _iterate(
         B3, V0, xp, max_iter=max_iter, tol=tol, check_every=check_every,
         powers=_use_powers(strategy, n), callback=callback,
     )

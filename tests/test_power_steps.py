@@ -1,0 +1,134 @@
+"""gpuknn.linalg.power_steps: lazy, careful and NumPy-loop power steps, block prediction."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import gpuknn.linalg.power_steps as ps
+from gpuknn._backend import to_numpy
+from gpuknn.linalg import deflated_power_method, power_method
+from gpuknn.linalg.power import _iterate
+from test_linalg import sequential_power, spd_with_gap as spd
+
+
+def unit(n, seed):
+    v = np.random.default_rng(seed).standard_normal(n)
+    return v / np.linalg.norm(v)
+
+
+def test_lazy_length():
+    assert ps.lazy_length(float("nan"), 16) == 0  # growth unknown: careful block
+    assert ps.lazy_length(ps.SPREAD + 1, 16) == 0  # centring factor not representable
+    assert ps.lazy_length(3.0, 16) == 16  # norms within 2^+-22.5
+    assert ps.lazy_length(-3.0, 16) == 16
+    K = ps.lazy_length(20.0, 16)  # 2^(20 * 15 / 2) too wide: shortened
+    assert 1 <= K < 16 and 20.0 * (K - 1) / 2 <= ps.SPREAD
+
+
+def test_predict_steps():
+    d = [1e-3 * 0.5**i for i in range(8)]  # halves every step
+    # last value 7.8e-6; below 1e-6 after 3 more halvings
+    assert ps.predict_steps(d, 1e-6, 32) == 3
+    assert ps.predict_steps(d, 1e-12, 4) == 4  # never beyond the limit
+    assert ps.predict_steps(d[:1], 1e-6, 32) == 32  # one value: no rate
+    assert ps.predict_steps([1e-3, 2e-3, 3e-3, 4e-3], 1e-6, 32) == 32  # not decaying
+    assert ps.predict_steps([1.0, 1.0, 1.0, 1 - 2**-53], 1e-6, 32) == 32  # rate rounds to 1
+    assert ps.predict_steps([np.inf, np.inf, 1.0, 0.5], 1e-6, 32) == 32
+
+
+@pytest.mark.parametrize("every", [1, 5, 32])
+def test_lazy_steps_count_like_the_seed(xp, to_xp, every):
+    # n > 16: "auto" takes the matrix-vector steps (lazy; the NumPy loop on numpy)
+    C = spd(30, seed=1, decay=0.93)
+    v0 = unit(30, 2)
+    t_ref, v_ref = sequential_power(C, v0, 1e-10, 5000)
+    r = power_method(to_xp(C), x0=to_xp(v0), tol=1e-10, check_every=every)
+    assert r.converged and r.n_iter == t_ref
+    np.testing.assert_allclose(to_numpy(r.eigenvector), v_ref, atol=1e-12)
+
+
+def test_negative_dominant_eigenvalue_flips_every_step(xp, to_xp):
+    Q, _ = np.linalg.qr(np.random.default_rng(3).standard_normal((20, 20)))
+    C = (Q * np.r_[-50.0, 40.0, np.linspace(10, 1, 18)]) @ Q.T
+    C = (C + C.T) / 2
+    v0 = unit(20, 4)
+    t_ref, v_ref = sequential_power(C, v0, 1e-10, 5000)
+    r = power_method(to_xp(C), x0=to_xp(v0), tol=1e-10)
+    assert r.converged and r.n_iter == t_ref
+    np.testing.assert_allclose(to_numpy(r.eigenvector), v_ref, atol=1e-12)
+    assert abs(float(r.eigenvalue) + 50.0) < 1e-8
+
+
+def test_numpy_loop_equals_generic_driver():
+    """The NumPy loop for one matrix and the generic (stack) driver: same counts and vectors."""
+    import array_api_strict as strict
+
+    C = spd(40, seed=5, decay=0.95).astype(np.float32)
+    v0 = unit(40, 6).astype(np.float32)
+    kw = dict(max_iter=3000, tol=1e-6, check_every=16, powers=False)
+    V, D, it, cv, g = _iterate(C[None], v0[None], np, **kw)
+    Vs, Ds, its, cvs, gs = _iterate(strict.asarray(C[None]), strict.asarray(v0[None]), strict, **kw)
+    assert cv[0] and cvs[0] and it[0] == its[0]
+    np.testing.assert_allclose(V, to_numpy(Vs), atol=2e-7)
+    np.testing.assert_allclose(D, to_numpy(Ds), atol=2e-7)
+    assert abs(g[0] - gs[0]) < 1e-5 and abs(g[0] - math.log2(100.0)) < 0.01  # ||Bv|| ~ lambda_1
+
+
+@pytest.mark.parametrize("growth", [80.0, -80.0, 40.0, -40.0])
+def test_wrong_growth_hint_falls_back_to_careful_steps(xp, to_xp, growth, monkeypatch):
+    """A growth hint far off sends lazy blocks out of range: they are redone carefully."""
+    calls = []
+    careful = ps.careful_steps
+    monkeypatch.setattr(ps, "careful_steps", lambda *a: calls.append(a[2]) or careful(*a))
+    import gpuknn.linalg.power as pw
+
+    monkeypatch.setattr(pw, "careful_steps", ps.careful_steps)
+    C = spd(24, seed=7, decay=0.9)
+    v0 = unit(24, 8)
+    t_ref, v_ref = sequential_power(C, v0, 1e-10, 5000)
+    V, _, it, cv, g = _iterate(to_xp(C[None]), to_xp(v0[None]), xp, max_iter=5000, tol=1e-10,
+                               check_every=16, powers=False, growth=np.array([growth]))
+    assert calls, "no careful block ran"
+    assert cv[0] and it[0] == t_ref
+    np.testing.assert_allclose(to_numpy(V)[0], v_ref, atol=1e-12)
+    assert abs(g[0] - math.log2(100.0)) < 0.01
+
+
+@pytest.mark.parametrize("scale", [1e-35, 1e30])
+def test_float32_matrices_of_extreme_scale(xp, to_xp, scale):
+    """Growth per step beyond 2^SPREAD: every block careful, results still right."""
+    C = spd(20, seed=9, decay=0.7) / 100
+    Cs = (C * scale).astype(np.float32)
+    r = power_method(to_xp(Cs), random_state=0, tol=1e-5)
+    w, V = np.linalg.eigh(C)
+    assert r.converged
+    assert abs(float(r.eigenvalue) / scale - w[-1]) < 1e-4
+    assert abs(abs(float(to_numpy(r.eigenvector) @ V[:, -1])) - 1) < 1e-5
+
+
+def test_deflation_passes_growth_on(xp, to_xp, monkeypatch):
+    """Only the first eigenpair's run starts with a careful block."""
+    calls = []
+    careful = ps.careful_steps
+    import gpuknn.linalg.power as pw
+
+    monkeypatch.setattr(pw, "careful_steps", lambda *a: calls.append(a[2]) or careful(*a))
+    monkeypatch.setattr(ps, "careful_steps", pw.careful_steps)
+    C = spd(30, seed=11, decay=0.85)
+    r = deflated_power_method(to_xp(C), 5, tol=1e-10, random_state=0)
+    w = np.linalg.eigvalsh(C)[::-1][:5]
+    np.testing.assert_allclose(to_numpy(r.eigenvalues), w, rtol=1e-9)
+    assert len(calls) == 1
+
+
+def test_callback_sees_every_block():
+    seen = []
+    C = spd(30, seed=12, decay=0.95)
+    r = power_method(C, random_state=0, tol=1e-10, check_every=8, callback=seen.append)
+    assert seen[-1]["n_active"] == 0 and seen[-1]["iteration"] >= r.n_iter
+    assert all(s["n_active"] == 1 for s in seen[:-1])
+    its = [s["iteration"] for s in seen]
+    assert its == sorted(its) and np.all(np.diff([0] + its) <= 8)
