@@ -31,12 +31,16 @@ def test_lazy_length():
 def test_predict_steps():
     d = [1e-3 * 0.5**i for i in range(8)]  # halves every step
     # last value 7.8e-6; below 1e-6 after 3 more halvings
-    assert ps.predict_steps(d, 1e-6, 32) == 3
-    assert ps.predict_steps(d, 1e-12, 4) == 4  # never beyond the limit
-    assert ps.predict_steps(d[:1], 1e-6, 32) == 32  # one value: no rate
-    assert ps.predict_steps([1e-3, 2e-3, 3e-3, 4e-3], 1e-6, 32) == 32  # not decaying
-    assert ps.predict_steps([1.0, 1.0, 1.0, 1 - 2**-53], 1e-6, 32) == 32  # rate rounds to 1
-    assert ps.predict_steps([np.inf, np.inf, 1.0, 0.5], 1e-6, 32) == 32
+    steps, rate = ps.predict_steps(d, 1e-6, 32)
+    assert steps == 3 and rate == pytest.approx(0.5)
+    assert ps.predict_steps(d, 1e-12, 4)[0] == 4  # never beyond the limit
+    assert ps.predict_steps([1e-3, 2e-3, 3e-3, 4e-3], 1e-6, 32)[0] == 32  # not decaying
+    assert ps.predict_steps([1.0, 1.0, 1.0, 1 - 2**-53], 1e-6, 32)[0] == 32  # rate rounds to 1
+    assert ps.predict_steps([np.inf, np.inf, 1.0, 0.5], 1e-6, 32)[0] == 32
+    # a one-step block has no rate of its own: the previous one carries over
+    assert ps.predict_steps([2e-6], 1e-6, 32) == (32, pytest.approx(np.nan, nan_ok=True))
+    assert ps.predict_steps([2e-6], 1e-6, 32, 0.5) == (1, 0.5)
+    assert ps.predict_steps([8e-6], 1e-6, 32, 0.5) == (3, 0.5)
 
 
 @pytest.mark.parametrize("every", [1, 5, 32])
@@ -62,66 +66,98 @@ def test_negative_dominant_eigenvalue_flips_every_step(xp, to_xp):
     assert abs(float(r.eigenvalue) + 50.0) < 1e-8
 
 
-def test_numpy_loop_equals_generic_driver():
-    """The NumPy loop for one matrix and the generic (stack) driver: same counts and vectors."""
+@pytest.mark.parametrize("growth", [None, 40.0])
+def test_numpy_loop_equals_generic_driver(growth):
+    """The NumPy loop for one matrix and the generic driver: same blocks, counts, vectors."""
     import array_api_strict as strict
 
     C = spd(40, seed=5, decay=0.95).astype(np.float32)
     v0 = unit(40, 6).astype(np.float32)
-    kw = dict(max_iter=3000, tol=1e-6, check_every=16, powers=False)
-    V, D, it, cv, g = _iterate(C[None], v0[None], np, **kw)
-    Vs, Ds, its, cvs, gs = _iterate(strict.asarray(C[None]), strict.asarray(v0[None]), strict, **kw)
+    runs = []
+    for xp_, A, v in ((np, C[None], v0[None]), (strict, strict.asarray(C[None]), strict.asarray(v0[None]))):
+        ends = []
+        out = _iterate(A, v, xp_, max_iter=3000, tol=1e-6, check_every=16, powers=False,
+                       growth=None if growth is None else np.array([growth]),
+                       callback=lambda d: ends.append(d["iteration"]))
+        runs.append((out, ends))
+    (V, D, it, cv, g), ends = runs[0]
+    (Vs, Ds, its, cvs, gs), ends_s = runs[1]
+    assert ends == ends_s and ends[0] == 8  # the first block: 8 steps
     assert cv[0] and cvs[0] and it[0] == its[0]
-    np.testing.assert_allclose(V, to_numpy(Vs), atol=2e-7)
-    np.testing.assert_allclose(D, to_numpy(Ds), atol=2e-7)
-    assert abs(g[0] - gs[0]) < 1e-5 and abs(g[0] - math.log2(100.0)) < 0.01  # ||Bv|| ~ lambda_1
+    np.testing.assert_array_equal(V, to_numpy(Vs))
+    np.testing.assert_array_equal(D, to_numpy(Ds))
+    assert g[0] == gs[0] and abs(g[0] - math.log2(100.0)) < 0.01  # ||Bv|| ~ lambda_1
 
 
-@pytest.mark.parametrize("growth", [80.0, -80.0, 40.0, -40.0])
+@pytest.mark.parametrize("growth", [80.0, -80.0, 40.0, -40.0, None])
 def test_wrong_growth_hint_falls_back_to_careful_steps(xp, to_xp, growth, monkeypatch):
-    """A growth hint far off sends lazy blocks out of range: they are redone carefully."""
+    """A growth hint far off sends the first lazy block out of range: it is redone
+    carefully. The right hint needs no careful block."""
+    import gpuknn.linalg.power as pw
+
     calls = []
     careful = ps.careful_steps
     monkeypatch.setattr(ps, "careful_steps", lambda *a: calls.append(a[2]) or careful(*a))
-    import gpuknn.linalg.power as pw
-
     monkeypatch.setattr(pw, "careful_steps", ps.careful_steps)
     C = spd(24, seed=7, decay=0.9)
     v0 = unit(24, 8)
     t_ref, v_ref = sequential_power(C, v0, 1e-10, 5000)
+    hint = math.log2(100.0) if growth is None else growth
     V, _, it, cv, g = _iterate(to_xp(C[None]), to_xp(v0[None]), xp, max_iter=5000, tol=1e-10,
-                               check_every=16, powers=False, growth=np.array([growth]))
-    assert calls, "no careful block ran"
+                               check_every=16, powers=False, growth=np.array([hint]))
+    assert len(calls) == (0 if growth is None else 1)
     assert cv[0] and it[0] == t_ref
     np.testing.assert_allclose(to_numpy(V)[0], v_ref, atol=1e-12)
     assert abs(g[0] - math.log2(100.0)) < 0.01
 
 
 @pytest.mark.parametrize("scale", [1e-35, 1e30])
-def test_float32_matrices_of_extreme_scale(xp, to_xp, scale):
-    """Growth per step beyond 2^SPREAD: every block careful, results still right."""
+def test_float32_matrices_of_extreme_scale(xp, to_xp, scale, monkeypatch):
+    """Growth per step beyond 2^SPREAD: after the first (careful) block the steps run on a
+    copy divided by a power of two, in lazy blocks; results as for the unscaled matrix."""
+    import gpuknn.linalg.power as pw
+
+    calls = []
+    careful = ps.careful_steps
+    monkeypatch.setattr(ps, "careful_steps", lambda *a: calls.append(a[2]) or careful(*a))
+    monkeypatch.setattr(pw, "careful_steps", ps.careful_steps)
     C = spd(20, seed=9, decay=0.7) / 100
     Cs = (C * scale).astype(np.float32)
     r = power_method(to_xp(Cs), random_state=0, tol=1e-5)
+    r1 = power_method(to_xp(C.astype(np.float32)), random_state=0, tol=1e-5)
     w, V = np.linalg.eigh(C)
-    assert r.converged
+    assert r.converged and calls == [8, 8]  # one careful first block per run
+    assert r.n_iter == r1.n_iter
     assert abs(float(r.eigenvalue) / scale - w[-1]) < 1e-4
     assert abs(abs(float(to_numpy(r.eigenvector) @ V[:, -1])) - 1) < 1e-5
 
 
 def test_deflation_passes_growth_on(xp, to_xp, monkeypatch):
-    """Only the first eigenpair's run starts with a careful block."""
+    """Only the first eigenpair's run starts with a careful block, even when the eigenvalues
+    fall by 20x from one to the next (the working matrix is rescaled with each deflation)."""
     calls = []
     careful = ps.careful_steps
     import gpuknn.linalg.power as pw
 
     monkeypatch.setattr(pw, "careful_steps", lambda *a: calls.append(a[2]) or careful(*a))
     monkeypatch.setattr(ps, "careful_steps", pw.careful_steps)
-    C = spd(30, seed=11, decay=0.85)
-    r = deflated_power_method(to_xp(C), 5, tol=1e-10, random_state=0)
-    w = np.linalg.eigvalsh(C)[::-1][:5]
-    np.testing.assert_allclose(to_numpy(r.eigenvalues), w, rtol=1e-9)
-    assert len(calls) == 1
+    for decay, dtype, rtol in ((0.85, np.float64, 1e-9), (0.05, np.float64, 1e-9),
+                               (0.85, np.float32, 1e-5)):
+        calls.clear()
+        C = spd(30, seed=11, decay=decay)
+        r = deflated_power_method(to_xp(C.astype(dtype)), 6, tol=1e-10 if dtype == np.float64
+                                  else 1e-6, random_state=0)
+        w = np.linalg.eigvalsh(C)[::-1][:6]
+        np.testing.assert_allclose(to_numpy(r.eigenvalues), w, rtol=rtol)
+        assert len(calls) == 1, (decay, dtype)
+
+
+def test_deflation_of_a_huge_float32_matrix(xp, to_xp):
+    C = spd(25, seed=13, decay=0.8)
+    r = deflated_power_method(to_xp((C * 1e30).astype(np.float32)), 4, tol=1e-6, random_state=0)
+    w = np.linalg.eigvalsh(C)[::-1][:4]
+    np.testing.assert_allclose(to_numpy(r.eigenvalues) / 1e30, w, rtol=1e-5)
+    assert np.all(np.isfinite(to_numpy(r.residuals)))
 
 
 def test_callback_sees_every_block():

@@ -31,8 +31,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from scipy.linalg import lapack
-
 from .._backend import array_namespace, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
@@ -71,6 +69,8 @@ def _inv_lower(L: Any, xp: Any) -> Any:
     """Inverse of a lower-triangular ``L``; on NumPy LAPACK ``trtri``, which uses the
     triangle (0.18 ms against 0.56 ms for the general ``inv`` at 150 x 150, 12 per fit)."""
     if is_numpy_namespace(xp) and L.dtype in (np.float32, np.float64):
+        from scipy.linalg import lapack  # lazily: ``import gpuknn`` does not load scipy.linalg
+
         trtri = lapack.strtri if L.dtype == np.float32 else lapack.dtrtri
         Li, info = trtri(L, lower=1)
         if info == 0:

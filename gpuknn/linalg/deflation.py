@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._backend import array_namespace, is_numpy_namespace
+from .._backend import array_namespace, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
 from .power import _check_options, _iterate, _random_unit, _rayleigh, _use_powers
@@ -22,14 +22,19 @@ from .power_steps import normalize
 __all__ = ["deflated_power_method"]
 
 
-def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool) -> Any:
-    """Hotelling deflation ``B - lam v v^T`` of a stack (m, n, n); ``owned``: B may be
-    overwritten (NumPy then updates it in place instead of allocating a new stack).
+def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool, e: np.ndarray) -> Any:
+    """Hotelling deflation ``(B - lam v v^T) / 2^e`` of a stack (m, n, n); ``owned``: B may
+    be overwritten (NumPy then updates it in place instead of allocating a new stack).
+
+    The division by ``2^e`` (exact) keeps the next eigenvalue of the working matrix near 1,
+    so the power steps' lazy blocks keep their full length (see
+    :mod:`gpuknn.linalg.power_steps`).
 
     Not BLAS ``ger``: on the CPU machine a matrix updated by OpenBLAS ``sger`` made every
     later ``gemv`` on it 3x slower (until NumPy rewrote it), which cost far more than the
     ~0.2 ms per eigenpair it would save.
     """
+    f = np.exp2(-e)
     if owned and is_numpy_namespace(xp):
         # In place, in row blocks of the outer product small enough to stay in cache: one
         # pass over B (0.55 -> 0.25 ms for n = 784) instead of writing and re-reading an
@@ -39,9 +44,15 @@ def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool) -> Any:
         for i in range(B.shape[0]):
             lv = lam[i] * V[i]
             for r in range(0, n, rows):
-                B[i, r : r + rows] -= V[i, r : r + rows, None] * lv[None, :]
+                block = B[i, r : r + rows]
+                block -= V[i, r : r + rows, None] * lv[None, :]
+                if f[i] != 1.0:
+                    block *= f[i]
         return B
-    return B - V[:, :, None] * (lam[:, None] * V)[:, None, :]
+    B = B - V[:, :, None] * (lam[:, None] * V)[:, None, :]
+    if np.all(f == 1.0):
+        return B
+    return B * xp.astype(from_numpy(f[:, None, None], xp), B.dtype)
 
 
 def deflated_power_method(
@@ -112,19 +123,23 @@ def deflated_power_method(
     powers = _use_powers(strategy, n)
     B, lams, vecs, iters, convs = C3, [], [], [], []
     D, growth = None, None
+    E = np.zeros(m)  # B = (the deflated C) / 2^E, per matrix
     for j in range(p):
         V0 = _random_unit(rng, m, n, xp, C.dtype)
         if warm_start and D is not None:
             V0 = normalize(D, V0, xp)
         # growth: each eigenpair's run starts from the last one's |lambda| (its successor's is
-        # at most that), so only the first run needs a careful first block
+        # at most that), so only the first run needs a careful first block; the working
+        # matrix is divided by 2^round(growth) with each deflation, keeping it near 1
         V, D, it, cv, growth = _iterate(
             B, V0, xp, max_iter=max_iter, tol=tol, check_every=check_every,
             powers=powers, growth=growth, callback=callback, info={"component": j},
         )
-        lam = _rayleigh(B, V, xp)
-        B = _deflate(B, V, lam, xp, owned=j > 0)
-        lams.append(lam)
+        lam = _rayleigh(B, V, xp)  # of the scaled working matrix
+        e = np.where(np.isfinite(growth), np.round(growth), 0.0)
+        B = _deflate(B, V, lam, xp, owned=j > 0, e=e)
+        lams.append(lam * xp.astype(from_numpy(np.exp2(E), xp), lam.dtype))
+        E, growth = E + e, growth - e
         vecs.append(V)
         iters.append(it)
         convs.append(cv)

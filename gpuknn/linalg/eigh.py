@@ -104,9 +104,15 @@ def fix_signs(V: Any, xp: Any) -> Any:
 
 
 def residual_norms(C: Any, V: Any, lam: Any, xp: Any) -> Any:
-    """``||C v_j - lam_j v_j||_2`` for the columns of ``V`` (works on stacks)."""
+    """``||C v_j - lam_j v_j||_2`` for the columns of ``V`` (works on stacks).
+
+    Each column is divided by its largest |entry| first: the squares of a float32
+    residual of a matrix with entries ~1e30 would overflow.
+    """
     R = xp.matmul(C, V) - V * lam[..., None, :]
-    return xp.linalg.vector_norm(R, axis=-2)
+    big = xp.max(xp.abs(R), axis=-2, keepdims=True)
+    big = xp.where(big > 0, big, xp.ones_like(big))
+    return big[..., 0, :] * xp.linalg.vector_norm(R / big, axis=-2)
 
 
 def eigh(C: Any, n_components: int | None = None) -> EigenResult:

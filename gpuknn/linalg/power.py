@@ -14,8 +14,9 @@ converge too. ``n_iter`` is that first ``t``.
 
 Why blocks: reading the stopping test back to the host every iteration stalls a GPU. The
 iterates of a block of up to ``check_every`` steps are kept on the device and their
-differences inspected in one transfer, so the reported ``t`` and vector are exactly those of
-the step-by-step loop. The block after ends where the decay of the differences predicts the
+differences inspected in one transfer (with the block's norms; a careful block reads its
+growth separately), so the reported ``t`` and vector are exactly those of the step-by-step
+loop. The block after ends where the decay of the differences predicts the
 stop (:func:`~gpuknn.linalg.power_steps.predict_steps`), which saves the steps a fixed block
 wasted after it. Every routine takes a stack of matrices ``(..., n, n)`` and iterates the
 whole stack together; a member that has converged is dropped from the working set.
@@ -39,12 +40,15 @@ from .eigh import validate_symmetric
 from .power_steps import (
     FIRST_BLOCK,
     careful_steps,
+    lazy_growth,
     lazy_length,
+    lazy_ok,
     lazy_steps,
     matrix_powers,
     normalize,
     numpy_power_run,
     predict_steps,
+    rescale_exponent,
     step_test,
 )
 
@@ -107,11 +111,14 @@ def _iterate(
     """Power iterations on a stack ``B`` (m, n, n) from unit rows ``V`` (m, n).
 
     ``growth``: log2 of the expected growth of ``||B v||`` per step for each matrix (from an
-    earlier run; NaN or None: unknown, the first block steps carefully).
+    earlier run; NaN or None: unknown, the first block steps carefully). When the growth is
+    steep enough to shorten the lazy blocks, the iteration goes on with a copy of the
+    matrix divided by a power of two (exact: the same directions, bit for bit).
 
     Returns ``(V, D, n_iter, converged, growth)``: the vectors at the stopping iteration, the
     last step difference ``v_t - s_t v_{t-1}`` (a good start for the next eigenpair), host
-    arrays of iterations and convergence flags, and the last measured growth (host).
+    arrays of iterations and convergence flags, and the last measured growth of the
+    caller's ``B`` (host).
     """
     m, n = V.shape
     g = np.full(m, np.nan) if growth is None else np.asarray(growth, dtype=np.float64).copy()
@@ -130,21 +137,40 @@ def _iterate(
     Ba, Va = B, V
     Da = xp.zeros_like(V)
     Pa = matrix_powers(B, min(check_every, max_iter), xp) if powers else None
+    shift = np.zeros(m)  # log2 of the factor each working matrix was divided by
+    rates = np.full(m, np.nan)  # last decay rate of the step differences, per matrix
     t, want = 0, min(check_every, FIRST_BLOCK)
     while active.size and t < max_iter:
         K = min(want, max_iter - t)
         if powers:
             W = xp.matmul(Pa[:, :K, ...], Va[:, None, :, None])[..., 0]
             Vs = normalize(W, Va[:, None, :], xp)
+            D, dmax = step_test(Vs, Va, xp)
+            dmax_h = to_numpy(dmax).astype(np.float64)
         else:
+            e = np.array([rescale_exponent(float(x), K) for x in g[active]])
+            if e.any():  # a steep growth would shorten the blocks: iterate on B / 2^e (exact)
+                Ba = Ba * xp.astype(from_numpy(np.exp2(-e)[:, None, None], xp), Ba.dtype)
+                g[active] -= e
+                shift[active] += e
             Kl = min(lazy_length(float(x), K) for x in g[active])
-            lazy = lazy_steps(Ba, Va, Kl, g[active], xp) if Kl else None
-            if lazy is None:
+            dmax_h = None
+            if Kl:
+                # an out-of-range block may hold inf/NaN: it is redone, warnings would mislead
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    Vs, nrm, k = lazy_steps(Ba, Va, Kl, g[active], xp)
+                    D, dmax = step_test(Vs, Va, xp)
+                    # one host transfer per block: the norms and the test together
+                    both = to_numpy(xp.stack([xp.astype(nrm, xp.float64),
+                                              xp.astype(dmax, xp.float64)]))
+                if lazy_ok(both[0]):
+                    dmax_h, K = both[1], Kl
+                    g[active] = lazy_growth(both[0], k)
+            if dmax_h is None:  # no growth known yet, or the lazy block left the safe range
+                K = Kl or K
                 Vs, g[active] = careful_steps(Ba, Va, K, xp)
-            else:
-                (Vs, g[active]), K = lazy, Kl
-        D, dmax = step_test(Vs, Va, xp)
-        dmax_h = to_numpy(dmax)  # the one host transfer of the test
+                D, dmax = step_test(Vs, Va, xp)
+                dmax_h = to_numpy(dmax).astype(np.float64)
         hit_h = dmax_h < tol
         fin = np.nonzero(hit_h.any(axis=1))[0]
         if fin.size:
@@ -171,7 +197,10 @@ def _iterate(
         else:
             Va, Da = Vs[:, -1, :], D[:, -1, :]
         # the next block ends where the slowest member is predicted to converge
-        want = max((predict_steps(r, tol, check_every) for r in dmax_h), default=check_every)
+        want = check_every if not active.size else 0
+        for r, a in zip(dmax_h, active):
+            steps, rates[a] = predict_steps(r, tol, check_every, rates[a])
+            want = max(want, steps)
         t += K
         if callback is not None:
             callback({**(info or {}), "iteration": t, "n_active": int(active.size)})
@@ -182,7 +211,7 @@ def _iterate(
     order_x = from_numpy(order, xp)
     V_out = xp.take(xp.concat(done_V, axis=0), order_x, axis=0)
     D_out = xp.take(xp.concat(done_D, axis=0), order_x, axis=0)
-    return V_out, D_out, n_iter, converged, g
+    return V_out, D_out, n_iter, converged, g + shift
 
 
 def _rayleigh(B: Any, V: Any, xp: Any) -> Any:

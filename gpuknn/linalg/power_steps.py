@@ -9,21 +9,24 @@ make the iterates, all equal up to rounding:
   all ``K`` rows divided by their norms at once. On NumPy the per-step normalisation (a dot,
   a square root and a division: ~3 us) was 15 % of a step for n = 784, whose ``gemv`` takes
   ~20 us; on a GPU it was three more kernel launches per step. Norms grow like
-  ``|lambda|^i``, so the block is centred with the power of two ``2^k`` (exact, no rounding)
-  from the growth ``2^g`` per step measured in the previous block, and shortened so that its
-  norms stay within ``2^(+-SPREAD)`` of 1; norms that still leave ``[2^-60, 2^60]`` (a wrong
-  growth estimate, a zero or non-finite product) send the block to the careful path. That
-  range keeps the squares normal numbers in float32, so the norms are taken in the data's
-  dtype like the seed's.
+  ``|lambda|^i``: the block is centred with the power of two ``2^k`` (exact, no rounding)
+  from the growth ``2^g`` per step measured in the block before; a growth steep enough to
+  shorten the block (beyond ``2^(+-2 SPREAD / (K - 1))``) makes the driver go on with a copy
+  of the matrix divided by ``2^round(g)`` (exact too), and deflation divides its working
+  matrix the same way with each eigenpair. Norms that still leave ``[2^-60, 2^60]`` (a wrong
+  estimate, a zero or non-finite product) send the block to the careful path. That range
+  keeps the squares normal numbers in float32, so the norms are taken in the data's dtype
+  like the seed's.
 * **careful**: the seed's step exactly, each product normalised by :func:`normalize`, which
-  survives zero and tiny products. The first block of a run (no growth known yet) and the
-  rare fallback.
+  survives zero and tiny products. The first block of a run when no growth is known yet
+  (deflation passes it from one eigenpair to the next), and the fallback.
 * **powers**: for tiny ``n`` (the 5 x 5 matrices of the power study), ``B^1 .. B^K``
   formed once per matrix and all iterates from one batched product.
 
 :func:`numpy_power_run` is the whole iteration for one NumPy matrix -- the deflation solver's
-case -- with the lazy arithmetic and the step test written out on preallocated rows, so the
-work outside the ``gemv`` falls from ~5.5 to ~1 us per step on Fashion-MNIST (n = 784).
+case -- with the generic driver's arithmetic (bit for bit on NumPy) written out on
+preallocated rows, so the work outside the ``gemv`` falls from ~5.5 to ~1-2 us per step on
+Fashion-MNIST (n = 784).
 """
 
 from __future__ import annotations
@@ -68,6 +71,14 @@ def lazy_length(g: float, K: int) -> int:
     return int(2 * SPREAD / abs(g)) + 1
 
 
+def rescale_exponent(g: float, K: int) -> int:
+    """``e`` such that the matrix divided by ``2^e`` (exact) allows a lazy block of ``K``
+    steps: ``round(g)`` when a growth of ``2^g`` would shorten it, else 0."""
+    if not math.isfinite(g) or lazy_length(g, K) == K:
+        return 0
+    return int(round(g))
+
+
 def _log2(x: np.ndarray) -> np.ndarray:
     """log2 of non-negative host values, NaN (growth unknown) for 0 and non-finite."""
     ok = np.isfinite(x) & (x > 0)
@@ -79,11 +90,13 @@ def _centre(g: np.ndarray, K: int) -> np.ndarray:
     return -np.round(g * (K + 1) / 2)
 
 
-def lazy_steps(B: Any, V: Any, K: int, g: np.ndarray, xp: Any) -> tuple[Any, np.ndarray] | None:
+def lazy_steps(B: Any, V: Any, K: int, g: np.ndarray, xp: Any) -> tuple[Any, Any, np.ndarray]:
     """``K`` lazy steps from unit rows ``V`` (m, n) of a stack ``B`` (m, n, n).
 
-    Returns the iterates (m, K, n) and the growth ``log2 ||w_K|| / ||w_{K-1}||`` per matrix
-    (host), or ``None`` if some norm left the safe range (the caller then steps carefully).
+    Returns the iterates (m, K, n), the products' norms (m, K) on the device and the
+    centring exponents ``k`` (host). The caller reads the norms with the step test, in
+    one transfer, and redoes the block carefully if one left ``[2^-60, 2^60]``
+    (:func:`lazy_ok`); the growth for the next block is :func:`lazy_growth`.
     """
     k = _centre(g, K)
     w = V * xp.astype(from_numpy(np.exp2(k)[:, None], xp), V.dtype)
@@ -101,11 +114,18 @@ def lazy_steps(B: Any, V: Any, K: int, g: np.ndarray, xp: Any) -> tuple[Any, np.
             products.append(w)
         S = xp.stack(products, axis=1)
     nrm = xp.sqrt(xp.sum(S * S, axis=-1))  # (m, K)
-    nrm_h = to_numpy(nrm).astype(np.float64)
-    if not np.all((nrm_h >= _LO) & (nrm_h <= _HI)):  # NaN fails too
-        return None
-    prev = nrm_h[:, -2] if K > 1 else np.exp2(k)
-    return S / nrm[..., None], _log2(nrm_h[:, -1] / prev)
+    return S / nrm[..., None], nrm, k
+
+
+def lazy_ok(nrm: np.ndarray) -> bool:
+    """Whether every norm of a lazy block is in range (NaN is not)."""
+    return bool(np.all((nrm >= _LO) & (nrm <= _HI)))
+
+
+def lazy_growth(nrm: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """log2 of the growth per step at the end of a lazy block, from its norms (m, K)."""
+    prev = nrm[:, -2] if nrm.shape[1] > 1 else np.exp2(k)
+    return _log2(nrm[:, -1] / prev)
 
 
 def careful_steps(B: Any, V: Any, K: int, xp: Any) -> tuple[Any, np.ndarray]:
@@ -145,24 +165,23 @@ def step_test(Vs: Any, Va: Any, xp: Any) -> tuple[Any, Any]:
     return D, xp.max(xp.abs(D), axis=-1)
 
 
-def predict_steps(dmax: Any, tol: float, most: int) -> int:
+def predict_steps(dmax: Any, tol: float, most: int, rate: float = math.nan) -> tuple[int, float]:
     """Steps until ``max|D| < tol`` predicted from the geometric decay of the last block's
-    differences ``dmax`` (K,) over its second half; at most ``most``.
+    differences ``dmax`` (K,) over its second half (a block of one step reuses the previous
+    ``rate``); at most ``most``. Returns the steps and the rate, to pass on.
 
     A short prediction costs one more block (~1 step of overhead), a long one wasted
     steps; without it a block of 16 wasted 7.5 steps per run on average.
     """
     K = len(dmax)
-    if K < 2:
-        return most
-    h = K // 2
-    r0, r1 = float(dmax[h - 1]), float(dmax[K - 1])
-    if not (0 < r1 < r0) or not math.isfinite(r0):
-        return most
-    rate = (r1 / r0) ** (1.0 / (K - h))
-    if not 0.0 < rate < 1.0:
-        return most
-    return max(1, min(most, math.ceil(math.log(tol / r1) / math.log(rate))))
+    r1 = float(dmax[K - 1])
+    if K >= 2:
+        h = K // 2
+        r0 = float(dmax[h - 1])
+        rate = (r1 / r0) ** (1.0 / (K - h)) if 0 < r1 < r0 and math.isfinite(r0) else math.nan
+    if not (0.0 < rate < 1.0) or not 0 < r1 < math.inf:
+        return most, math.nan
+    return max(1, min(most, math.ceil(math.log(tol / r1) / math.log(rate)))), rate
 
 
 def numpy_power_run(
@@ -178,12 +197,12 @@ def numpy_power_run(
 ) -> tuple[np.ndarray, np.ndarray, int, bool, float]:
     """Power iterations on one NumPy matrix ``B`` (n, n) from the unit vector ``v``.
 
-    The arithmetic of :func:`lazy_steps` / :func:`careful_steps` with :func:`step_test`
-    (the generic driver in :mod:`gpuknn.linalg.power`), on preallocated rows: each product is
-    written by BLAS ``gemv`` straight into its row, and the block's bookkeeping runs on
-    Python floats (a NumPy call costs ~1.5 us, a dozen of them per block counted).
-    Returns the vector at the stopping step, its step difference, the iteration count, the
-    convergence flag and the last growth.
+    The arithmetic of the generic driver (:func:`gpuknn.linalg.power._iterate` with
+    :func:`lazy_steps`, :func:`careful_steps` and :func:`step_test`) on preallocated rows:
+    each product is written by BLAS ``gemv`` straight into its row, and the block's
+    bookkeeping runs on Python floats (a NumPy call costs ~1.5 us, a dozen of them per block
+    counted). Returns the vector at the stopping step, its step difference, the iteration
+    count, the convergence flag and the last growth of ``||B v||`` per step (log2).
     """
     n, dtype = v.shape[0], v.dtype
     Kmax = min(check_every, max_iter)
@@ -193,19 +212,24 @@ def numpy_power_run(
     A = np.empty((Kmax, n), dtype)  # their absolute values
     rows = list(W)
     N[0] = v
-    t, want = 0, min(Kmax, FIRST_BLOCK)
+    t, want, rate, shift = 0, min(Kmax, FIRST_BLOCK), math.nan, 0
     while True:
         K = min(want, max_iter - t)
+        e = rescale_exponent(g, K)
+        if e:  # a steep growth would shorten the blocks: iterate on B / 2^e (exact)
+            B, g, shift = B * 2.0**-e, g - e, shift + e
         Kl = lazy_length(g, K)
         ok = Kl > 0
         if ok:
             K = Kl
             k = -round(g * (K + 1) / 2)
-            np.multiply(N[0], 2.0**k, out=W[0])
-            for i in range(1, K + 1):
-                np.dot(B, rows[i - 1], out=rows[i])
-            Wk = W[1 : K + 1]
-            nrm = np.sqrt(np.einsum("ij,ij->i", Wk, Wk))
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.multiply(N[0], 2.0**k, out=W[0])
+                for i in range(1, K + 1):
+                    np.dot(B, rows[i - 1], out=rows[i])
+                Wk = W[1 : K + 1]
+                # the generic driver's reduction (bit for bit), via the scratch rows
+                nrm = np.sqrt(np.multiply(Wk, Wk, out=A[:K]).sum(axis=1))
             hn = nrm.tolist()
             ok = _LO <= min(hn) and max(hn) <= _HI  # False for NaN
             if ok:
@@ -223,12 +247,11 @@ def numpy_power_run(
         hd = np.abs(d, out=A[:K]).max(axis=1).tolist()
         i = next((j for j, x in enumerate(hd) if x < tol), -1)
         t += K
-        done = i >= 0 or t >= max_iter
         if callback is not None:
             callback({**info, "iteration": t, "n_active": 0 if i >= 0 else 1})
         if i >= 0:
-            return N[i + 1].copy(), D[i].copy(), t - K + i + 1, True, g
-        if done:
-            return N[K].copy(), D[K - 1].copy(), max_iter, False, g
+            return N[i + 1].copy(), D[i].copy(), t - K + i + 1, True, g + shift
+        if t >= max_iter:
+            return N[K].copy(), D[K - 1].copy(), max_iter, False, g + shift
         N[0] = N[K]
-        want = predict_steps(hd, tol, check_every)
+        want, rate = predict_steps(hd, tol, check_every, rate)

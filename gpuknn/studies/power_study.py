@@ -120,7 +120,8 @@ def power_study(
     random_state : int, numpy Generator or None, default 0
         Seeds the matrices and the start vectors (host generator: same on every backend).
     check_every : int, default 512
-        Iterations per device block (see :mod:`gpuknn.linalg.power`).
+        Most iterations per device block (see :mod:`gpuknn.linalg.power`; the first block
+        has 8, later ones end where the slowest member is predicted to converge).
     xp : namespace, optional
         Array namespace to compute in (default NumPy).
     callback : callable, optional
