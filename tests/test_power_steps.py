@@ -168,3 +168,35 @@ def test_callback_sees_every_block():
     assert all(s["n_active"] == 1 for s in seen[:-1])
     its = [s["iteration"] for s in seen]
     assert its == sorted(its) and np.all(np.diff([0] + its) <= 8)
+
+
+def test_scale_factors_stay_representable(xp, to_xp):
+    """Eigenvalues at the ends of float32's range: the power-of-two factors are capped so
+    they stay normal numbers (an infinite factor made NaN matrices and false convergence)."""
+    tiny = np.diag([4e-39, 2e-39, 1e-39] + [0.0] * 17).astype(np.float32)  # subnormal entries
+    r = power_method(to_xp(tiny), random_state=0, tol=1e-5)
+    v = np.abs(to_numpy(r.eigenvector))
+    assert r.converged and v[0] > 1 - 1e-6 and v[1] < 1e-4
+    for top in ([3e38, 1e38], [3e38, 2.9e38, 2.8e38]):  # 2^E would reach 2^128 unclamped
+        huge = np.diag(top + [1.0] + [0.0] * 17).astype(np.float32)
+        d = deflated_power_method(to_xp(huge), len(top), random_state=0)
+        lam = to_numpy(d.eigenvalues)
+        assert np.all(np.isfinite(lam)) and np.all(np.isfinite(to_numpy(d.residuals)))
+        np.testing.assert_allclose(lam, top, rtol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e-160])
+def test_float64_growth_known_at_extreme_scales(xp, to_xp, scale, monkeypatch):
+    """The careful block's growth is measured without squaring overflow, so the run goes on
+    in lazy blocks (on a rescaled copy) after one careful block."""
+    import gpuknn.linalg.power as pw
+
+    calls = []
+    careful = ps.careful_steps
+    monkeypatch.setattr(ps, "careful_steps", lambda *a: calls.append(a[2]) or careful(*a))
+    monkeypatch.setattr(pw, "careful_steps", ps.careful_steps)
+    C = spd(30, seed=3, decay=0.9)
+    r = power_method(to_xp(C * scale), tol=1e-10, random_state=0)
+    r1 = power_method(to_xp(C), tol=1e-10, random_state=0)
+    assert len(calls) == 2 and r.n_iter == r1.n_iter  # one careful block per run
+    assert float(r.eigenvalue) / scale == pytest.approx(100.0, rel=1e-12)

@@ -17,7 +17,7 @@ from .._backend import array_namespace, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
 from .power import _check_options, _iterate, _random_unit, _rayleigh, _use_powers
-from .power_steps import normalize
+from .power_steps import exponent_limit, normalize
 
 __all__ = ["deflated_power_method"]
 
@@ -26,9 +26,10 @@ def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool, e: np.ndarray) -
     """Hotelling deflation ``(B - lam v v^T) / 2^e`` of a stack (m, n, n); ``owned``: B may
     be overwritten (NumPy then updates it in place instead of allocating a new stack).
 
-    The division by ``2^e`` (exact) keeps the next eigenvalue of the working matrix near 1,
-    so the power steps' lazy blocks keep their full length (see
-    :mod:`gpuknn.linalg.power_steps`).
+    The division by ``2^e`` (exact while no entry falls below the smallest normal number)
+    brings the eigenvalue just found to about 1, so the next run's growth hint is
+    ``lambda_{j+1} / lambda_j <= 1`` and its lazy blocks rarely need the run's own
+    rescaling (see :mod:`gpuknn.linalg.power_steps`).
 
     Not BLAS ``ger``: on the CPU machine a matrix updated by OpenBLAS ``sger`` made every
     later ``gemv`` on it 3x slower (until NumPy rewrote it), which cost far more than the
@@ -47,7 +48,7 @@ def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool, e: np.ndarray) -
                 block = B[i, r : r + rows]
                 block -= V[i, r : r + rows, None] * lv[None, :]
                 if f[i] != 1.0:
-                    block *= f[i]
+                    block *= B.dtype.type(f[i])  # a float32 scalar keeps a float32 loop
         return B
     B = B - V[:, :, None] * (lam[:, None] * V)[:, None, :]
     if np.all(f == 1.0):
@@ -124,19 +125,22 @@ def deflated_power_method(
     B, lams, vecs, iters, convs = C3, [], [], [], []
     D, growth = None, None
     E = np.zeros(m)  # B = (the deflated C) / 2^E, per matrix
+    limit = exponent_limit(C.dtype, xp)
     for j in range(p):
         V0 = _random_unit(rng, m, n, xp, C.dtype)
         if warm_start and D is not None:
             V0 = normalize(D, V0, xp)
         # growth: each eigenpair's run starts from the last one's |lambda| (its successor's is
         # at most that), so only the first run needs a careful first block; the working
-        # matrix is divided by 2^round(growth) with each deflation, keeping it near 1
+        # matrix is divided by 2^round(growth) with each deflation (eigenvalue found -> ~1)
         V, D, it, cv, growth = _iterate(
             B, V0, xp, max_iter=max_iter, tol=tol, check_every=check_every,
             powers=powers, growth=growth, callback=callback, info={"component": j},
         )
         lam = _rayleigh(B, V, xp)  # of the scaled working matrix
-        e = np.where(np.isfinite(growth), np.round(growth), 0.0)
+        # 2^e and 2^E stay normal numbers of the dtype (eigenvalues near its limits)
+        e = np.clip(np.where(np.isfinite(growth), np.round(growth), 0.0),
+                    np.maximum(-limit, -limit - E), np.minimum(limit, limit - E))
         B = _deflate(B, V, lam, xp, owned=j > 0, e=e)
         lams.append(lam * xp.astype(from_numpy(np.exp2(E), xp), lam.dtype))
         E, growth = E + e, growth - e

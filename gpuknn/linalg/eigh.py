@@ -106,12 +106,14 @@ def fix_signs(V: Any, xp: Any) -> Any:
 def residual_norms(C: Any, V: Any, lam: Any, xp: Any) -> Any:
     """``||C v_j - lam_j v_j||_2`` for the columns of ``V`` (works on stacks).
 
-    Each column is divided by its largest |entry| first: the squares of a float32
-    residual of a matrix with entries ~1e30 would overflow.
+    Each column is divided by the power of two at or below its largest |entry| first
+    (exact): the squares of a float32 residual of a matrix with entries ~1e30 would
+    overflow. A non-finite residual stays non-finite.
     """
     R = xp.matmul(C, V) - V * lam[..., None, :]
     big = xp.max(xp.abs(R), axis=-2, keepdims=True)
-    big = xp.where(big > 0, big, xp.ones_like(big))
+    ok = (big > 0) & (big < xp.inf)
+    big = 2.0 ** xp.floor(xp.log2(xp.where(ok, big, xp.ones_like(big))))
     return big[..., 0, :] * xp.linalg.vector_norm(R / big, axis=-2)
 
 

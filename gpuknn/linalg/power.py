@@ -40,6 +40,7 @@ from .eigh import validate_symmetric
 from .power_steps import (
     FIRST_BLOCK,
     careful_steps,
+    exponent_limit,
     lazy_growth,
     lazy_length,
     lazy_ok,
@@ -113,7 +114,8 @@ def _iterate(
     ``growth``: log2 of the expected growth of ``||B v||`` per step for each matrix (from an
     earlier run; NaN or None: unknown, the first block steps carefully). When the growth is
     steep enough to shorten the lazy blocks, the iteration goes on with a copy of the
-    matrix divided by a power of two (exact: the same directions, bit for bit).
+    matrix divided by a power of two (exact while no entry falls below the smallest normal
+    number: the same directions, bit for bit).
 
     Returns ``(V, D, n_iter, converged, growth)``: the vectors at the stopping iteration, the
     last step difference ``v_t - s_t v_{t-1}`` (a good start for the next eigenpair), host
@@ -138,6 +140,7 @@ def _iterate(
     Da = xp.zeros_like(V)
     Pa = matrix_powers(B, min(check_every, max_iter), xp) if powers else None
     shift = np.zeros(m)  # log2 of the factor each working matrix was divided by
+    limit = exponent_limit(V.dtype, xp)
     rates = np.full(m, np.nan)  # last decay rate of the step differences, per matrix
     t, want = 0, min(check_every, FIRST_BLOCK)
     while active.size and t < max_iter:
@@ -148,7 +151,7 @@ def _iterate(
             D, dmax = step_test(Vs, Va, xp)
             dmax_h = to_numpy(dmax).astype(np.float64)
         else:
-            e = np.array([rescale_exponent(float(x), K) for x in g[active]])
+            e = np.array([rescale_exponent(float(x), K, limit) for x in g[active]])
             if e.any():  # a steep growth would shorten the blocks: iterate on B / 2^e (exact)
                 Ba = Ba * xp.astype(from_numpy(np.exp2(-e)[:, None, None], xp), Ba.dtype)
                 g[active] -= e

@@ -71,12 +71,18 @@ def lazy_length(g: float, K: int) -> int:
     return int(2 * SPREAD / abs(g)) + 1
 
 
-def rescale_exponent(g: float, K: int) -> int:
-    """``e`` such that the matrix divided by ``2^e`` (exact) allows a lazy block of ``K``
-    steps: ``round(g)`` when a growth of ``2^g`` would shorten it, else 0."""
+def exponent_limit(dtype: Any, xp: Any) -> int:
+    """Largest ``e`` with ``2^e`` and ``2^-e`` normal numbers of ``dtype`` (126 for float32)."""
+    return int(math.log2(float(xp.finfo(dtype).max))) - 1
+
+
+def rescale_exponent(g: float, K: int, limit: int) -> int:
+    """``e`` (``|e| <= limit``) such that the matrix divided by ``2^e`` (exact) gives lazy
+    blocks their full ``K`` steps: ``round(g)`` when a growth of ``2^g`` would shorten the
+    block, else 0. (Full length needs ``K <= 181``, the most a growth of ``2^0.5`` allows.)"""
     if not math.isfinite(g) or lazy_length(g, K) == K:
         return 0
-    return int(round(g))
+    return max(-limit, min(limit, int(round(g))))
 
 
 def _log2(x: np.ndarray) -> np.ndarray:
@@ -123,9 +129,12 @@ def lazy_ok(nrm: np.ndarray) -> bool:
 
 
 def lazy_growth(nrm: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """log2 of the growth per step at the end of a lazy block, from its norms (m, K)."""
-    prev = nrm[:, -2] if nrm.shape[1] > 1 else np.exp2(k)
-    return _log2(nrm[:, -1] / prev)
+    """log2 of the growth per step over a lazy block, from its norms (m, K) and centring
+    exponents: the block's average, which clustered eigenvalues do not make swing."""
+    K = nrm.shape[1]
+    if K > 1:
+        return _log2(nrm[:, -1] / nrm[:, 0]) / (K - 1)
+    return _log2(nrm[:, 0]) - k
 
 
 def careful_steps(B: Any, V: Any, K: int, xp: Any) -> tuple[Any, np.ndarray]:
@@ -137,9 +146,12 @@ def careful_steps(B: Any, V: Any, K: int, xp: Any) -> tuple[Any, np.ndarray]:
         nrm = w
         v = normalize(w, v, xp)
         steps.append(v)
+    # log2 ||w|| = log2 max|w| + log2 ||w / max|w|||: no square overflows or underflows
     w64 = xp.astype(nrm, xp.float64)
-    last = to_numpy(xp.sqrt(xp.sum(w64 * w64, axis=-1)))
-    return xp.stack(steps, axis=1), _log2(last)
+    big = xp.max(xp.abs(w64), axis=-1)
+    unit = w64 / xp.where(big > 0, big, xp.ones_like(big))[:, None]
+    h = to_numpy(xp.stack([big, xp.sqrt(xp.sum(unit * unit, axis=-1))]))
+    return xp.stack(steps, axis=1), _log2(h[0]) + _log2(h[1])
 
 
 def matrix_powers(B: Any, K: int, xp: Any) -> Any:
@@ -213,11 +225,12 @@ def numpy_power_run(
     rows = list(W)
     N[0] = v
     t, want, rate, shift = 0, min(Kmax, FIRST_BLOCK), math.nan, 0
+    limit = exponent_limit(dtype, np)
     while True:
         K = min(want, max_iter - t)
-        e = rescale_exponent(g, K)
+        e = rescale_exponent(g, K, limit)
         if e:  # a steep growth would shorten the blocks: iterate on B / 2^e (exact)
-            B, g, shift = B * 2.0**-e, g - e, shift + e
+            B, g, shift = B * B.dtype.type(2.0**-e), g - e, shift + e
         Kl = lazy_length(g, K)
         ok = Kl > 0
         if ok:
@@ -234,7 +247,7 @@ def numpy_power_run(
             ok = _LO <= min(hn) and max(hn) <= _HI  # False for NaN
             if ok:
                 np.divide(Wk, nrm[:, None], out=N[1 : K + 1])
-                g = math.log2(hn[-1] / (hn[-2] if K > 1 else 2.0**k))
+                g = math.log2(hn[-1] / hn[0]) / (K - 1) if K > 1 else math.log2(hn[0]) - k
         if not ok:
             Vs, gs = careful_steps(B[None], N[None, 0], K, np)
             N[1 : K + 1], g = Vs[0], float(gs[0])
