@@ -90,9 +90,10 @@ def main() -> None:
 
     if args.figures is not None:
         save_figures(ref64, args.figures)
-    # Every configuration is timed once per round, rounds repeated --repeat times, best of
-    # each: scikit-learn and gpuknn then see the machine in the same states (its speed drifts
-    # by 10-20 % over minutes on this 2-core machine), instead of one running after the other.
+    # Every configuration is timed once per round, in a shuffled order (seeded), rounds
+    # repeated --repeat times, best of each: scikit-learn and gpuknn then see the machine in
+    # the same states (its speed drifts by 10-20 % over minutes on this 2-core machine),
+    # instead of one running after the other.
     configs = []  # (label, fit, reference, notes, rounds)
     for name, solver, X in (("sklearn covariance_eigh f32", "covariance_eigh", X32),
                             ("sklearn covariance_eigh f64", "covariance_eigh", X64),
@@ -117,8 +118,12 @@ def main() -> None:
     best = [float("inf")] * len(configs)
     models: list = [None] * len(configs)
     caught_n = [0] * len(configs)
+    order = np.random.default_rng(0)
     for r in range(args.repeat):
-        for j, (_, fit, _, _, reps) in enumerate(configs):
+        # A new order every round: each fit then follows different ones (the float64 fits
+        # allocate and cast 0.4 GB, which slows whatever runs right after them).
+        for j in order.permutation(len(configs)):
+            _, fit, _, _, reps = configs[j]
             if r >= reps:
                 continue
             with warnings.catch_warnings(record=True) as caught:

@@ -339,3 +339,26 @@ def test_inverse_of_cholesky_factor(xp, to_xp):
         assert Li.dtype == dtype
         np.testing.assert_allclose(Li @ L, np.eye(12), atol=tol)
         assert np.all(np.triu(Li, 1) == 0)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e4])  # the Gram shortcut and the centred path
+def test_covariance_parallel_row_chunks(offset, monkeypatch):
+    """NumPy with a multithreaded BLAS: row chunks in threads give the same covariance, and
+    the chunks (hence the sums) do not depend on the number of threads."""
+    cov = importlib.import_module("gpuknn.linalg.covariance")
+    rng = np.random.default_rng(15)
+    X = (rng.normal(size=(3000, 12)) * np.arange(1, 13) + offset).astype(np.float32)
+    want = np.cov(X.astype(np.float64), rowvar=False)
+    monkeypatch.setattr(cov, "_PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(cov, "_CHUNK_BYTES", 12 * 4 * 256)  # 256-row chunks: 12 of them
+    calls = []
+    real = cov._map_row_chunks
+    monkeypatch.setattr(cov, "_map_row_chunks", lambda *a, **k: calls.append(1) or real(*a, **k))
+    got = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(cov, "_blas_threads", lambda t=threads: t)
+        got[threads] = cov.covariance(X)
+        assert got[threads].dtype == np.float32
+        np.testing.assert_allclose(got[threads], want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
+    assert calls
+    np.testing.assert_array_equal(got[2], got[3])  # same chunks, same order of the sums

@@ -27,16 +27,17 @@ off by ~1e-4 relative, which showed up as 4e-4 eigenvalue errors).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from .._backend import array_namespace, to_numpy, validate_matrix
+from .._backend import array_namespace, is_numpy_namespace, to_numpy, validate_matrix
 from ..errors import InvalidInputError
 
 __all__ = ["covariance", "covariance_spectrum"]
 
 _CHUNK_BYTES = 16 << 20
+_PARALLEL_MIN_WORK = 1 << 31  # n d^2 below this: one multithreaded BLAS call is as fast
 _GROUP_ROWS = 16  # rows summed in X's dtype before the float64 accumulation
 _MAX_OFFSET_RATIO = 16.0  # largest sum x_j^2 / ((n-1) var_j) for the Gram shortcut
 
@@ -109,13 +110,13 @@ def covariance_and_mean(X: Any, correction: int | float = 1) -> tuple[Any, Any]:
             _raise_not_finite(X, xp)
         C = None
         if _offsets_look_small(X, mu, xp):
-            G = xp.matmul(xp.matrix_transpose(X), X)
-            sq = to_numpy(xp.astype(xp.linalg.diagonal(G), xp.float64))
+            G = gram64(X)
+            sq = to_numpy(xp.linalg.diagonal(G))
             if not bool(np.isfinite(sq).all()):
                 _raise_not_finite(X, xp)
             # the exact test (the sample above only spares the GEMM when it clearly fails)
             if _offsets_small(sq, sq - n * mu * mu):
-                C = (xp.astype(G, xp.float64) - n * (mean[:, None] * mean[None, :]))
+                C = G - n * (mean[:, None] * mean[None, :])
         if C is None:
             C = centred_scatter(X, xp.astype(mean, X.dtype))
             if not bool(xp.all(xp.isfinite(xp.linalg.diagonal(C)))):
@@ -161,26 +162,97 @@ def column_sums(X: Any) -> Any:
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
+def gram64(X: Any) -> Any:
+    """``X^T X`` (d, d) computed in X's dtype and returned in float64.
+
+    One GEMM (``syrk`` on NumPy), except on NumPy with a multithreaded BLAS and enough work
+    (:func:`_map_row_chunks`): there row chunks of 16 MiB are multiplied in parallel
+    threads on single-threaded BLAS and summed -- on the 2-core CPU machine 0.21-0.23 s for
+    Fashion-MNIST against 0.22-0.27 s for OpenBLAS's own two-thread ``syrk`` in the same
+    runs, and the shorter float32 sums are more accurate. While it runs, BLAS is limited
+    to one thread process-wide (threadpoolctl), which other threads calling BLAS at the
+    same moment would feel.
+    """
+    xp = array_namespace(X)
+    G = _map_row_chunks(X, lambda Xc: xp.matmul(xp.matrix_transpose(Xc), Xc), xp, add=True)
+    if G is None:
+        return xp.astype(xp.matmul(xp.matrix_transpose(X), X), xp.float64)
+    # summed in X's dtype (a dozen terms: ~5e-7 relative in float32, against ~1.6e-6 for
+    # one long syrk on Fashion-MNIST) and converted once: float64 sums cost a conversion
+    # per chunk (~1 ms each)
+    return xp.astype(G, xp.float64)
+
+
 def centred_scatter(X: Any, mean: Any) -> Any:
     """Scatter matrix ``sum (x - mu)(x - mu)^T`` (float64) from ``mean`` ~ mu in X's dtype.
 
     Row chunks of 16 MiB are centred on ``mean`` and multiplied (in X's dtype): the chunk is
-    still in cache for its GEMM and no X-sized buffer is page-faulted in. The float64 sums
+    still in cache for its GEMM and no X-sized buffer is page-faulted in (on NumPy with a
+    multithreaded BLAS the chunks run in parallel, see :func:`gram64`). The float64 sums
     ``d`` of the centred rows then remove what the rounding of ``mean`` left:
     ``sum (x - m)(x - m)^T - n dd^T`` with ``d = mean(x - m)`` equals the scatter about the
     true mean for any ``m``.
     """
     xp = array_namespace(X, mean)
     n, d = X.shape
-    rows = max(1, _CHUNK_BYTES // max(1, d * (8 if X.dtype == xp.float64 else 4)))
-    S = sums = None
-    for start in range(0, n, rows):
-        Xc = X[start : min(start + rows, n), :] - mean
-        part = xp.astype(xp.matmul(xp.matrix_transpose(Xc), Xc), xp.float64)
-        s = column_sums(Xc)
-        S, sums = (part, s) if S is None else (S + part, sums + s)
+
+    def chunk(Xc: Any) -> tuple[Any, Any]:
+        Xc = Xc - mean
+        return xp.astype(xp.matmul(xp.matrix_transpose(Xc), Xc), xp.float64), column_sums(Xc)
+
+    parts = _map_row_chunks(X, chunk, xp, always=True)
+    S, sums = parts[0]
+    for part, s in parts[1:]:
+        S, sums = S + part, sums + s
     drift = sums / n
     return S - n * (drift[:, None] * drift[None, :])
+
+
+def _blas_threads() -> int:
+    """Threads NumPy's BLAS is set to use (1 if threadpoolctl cannot tell)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - a dependency; kept optional in effect
+        return 1
+    return max((int(i.get("num_threads", 1)) for i in threadpool_info()
+                if i.get("user_api") == "blas"), default=1)
+
+
+def _map_row_chunks(
+    X: Any, f: Callable[[Any], Any], xp: Any, *, always: bool = False, add: bool = False
+) -> Any:
+    """``f`` applied to the row chunks of 16 MiB of ``X``: the results in chunk order (or,
+    with ``add``, their sum in that order).
+
+    On NumPy, when BLAS has several threads and ``n d^2`` is large enough to pay for them,
+    the chunks run in that many Python threads with BLAS limited to one thread each (the
+    GIL is released inside BLAS): independent GEMMs over row chunks keep both cores of the
+    CPU machine busier than one multithreaded ``syrk``. The chunks and the order of the
+    results do not depend on the thread count, so the sums are reproducible. Otherwise the
+    chunks run one after the other -- or, unless ``always``, ``None`` says "one call on the
+    whole X is better" (a GPU, or a small X).
+    """
+    n, d = X.shape
+    rows = max(1, _CHUNK_BYTES // max(1, d * (8 if X.dtype == xp.float64 else 4)))
+    chunks = [(s, min(s + rows, n)) for s in range(0, n, rows)]
+    threads = 1
+    if is_numpy_namespace(xp) and len(chunks) > 1 and n * d * d >= _PARALLEL_MIN_WORK:
+        threads = min(_blas_threads(), len(chunks))
+    if threads < 2:
+        return [f(X[a:b, :]) for a, b in chunks] if always else None
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+        results = pool.map(lambda ab: f(X[ab[0] : ab[1], :]), chunks)
+        if not add:
+            return list(results)
+        # ``add``: the sum, in chunk order, each result added while later chunks still run
+        total = next(results)
+        for r in results:
+            total += r
+        return total
 
 
 def _raise_not_finite(X: Any, xp: Any) -> None:
