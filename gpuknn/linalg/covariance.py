@@ -208,14 +208,30 @@ def centred_scatter(X: Any, mean: Any) -> Any:
     return S - n * (drift[:, None] * drift[None, :])
 
 
+_CONTROLLER: Any = None  # threadpoolctl's view of the BLAS libraries, built on first use
+
+
+def _blas_controller() -> Any:
+    """The BLAS libraries loaded so far (NumPy's among them), as a threadpoolctl controller;
+    ``None`` if threadpoolctl cannot see any. Built once: scanning the loaded libraries
+    takes ~4 ms in a process that has imported scikit-learn, twice per call was noticeable."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER = ThreadpoolController().select(user_api="blas")
+        except Exception:  # noqa: BLE001 - no threadpoolctl, or it cannot inspect: no threads
+            _CONTROLLER = False
+        if _CONTROLLER is not False and not _CONTROLLER.lib_controllers:
+            _CONTROLLER = False
+    return _CONTROLLER or None
+
+
 def _blas_threads() -> int:
-    """Threads NumPy's BLAS is set to use (1 if threadpoolctl cannot tell)."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover - a dependency; kept optional in effect
-        return 1
-    return max((int(i.get("num_threads", 1)) for i in threadpool_info()
-                if i.get("user_api") == "blas"), default=1)
+    """Threads NumPy's BLAS is set to use now (1 if threadpoolctl cannot tell)."""
+    c = _blas_controller()
+    return max((int(lib.num_threads) for lib in c.lib_controllers), default=1) if c else 1
 
 
 def _map_row_chunks(
@@ -236,15 +252,14 @@ def _map_row_chunks(
     rows = max(1, _CHUNK_BYTES // max(1, d * (8 if X.dtype == xp.float64 else 4)))
     chunks = [(s, min(s + rows, n)) for s in range(0, n, rows)]
     threads = 1
-    if is_numpy_namespace(xp) and len(chunks) > 1 and n * d * d >= _PARALLEL_MIN_WORK:
+    if is_numpy_namespace(xp) and len(chunks) > 1 and n * d * d >= _PARALLEL_MIN_WORK \
+            and _blas_controller() is not None:
         threads = min(_blas_threads(), len(chunks))
     if threads < 2:
         return [f(X[a:b, :]) for a, b in chunks] if always else None
     from concurrent.futures import ThreadPoolExecutor
 
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+    with _blas_controller().limit(limits=1), ThreadPoolExecutor(threads) as pool:
         results = pool.map(lambda ab: f(X[ab[0] : ab[1], :]), chunks)
         if not add:
             return list(results)
