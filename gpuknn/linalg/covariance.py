@@ -24,12 +24,15 @@ costs a third of a float64 sum): the shortcut subtracts ``n mu mu^T``, so an err
 ``mu`` enters the covariance at first order (a plain float32 mean of 60 000 pixel rows is
 off by ~1e-4 relative, which showed up as 4e-4 eigenvalue errors).
 
-On NumPy with a multithreaded BLAS and a large X both products run as row chunks in
-parallel threads on single-threaded BLAS (:func:`gram64`, :func:`_map_row_chunks`).
+On NumPy with a multithreaded pthreads OpenBLAS and a large X both products run as row
+chunks in parallel threads on single-threaded BLAS (:func:`gram64`,
+:func:`_reduce_row_chunks`).
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -75,7 +78,8 @@ def covariance(X: Any, *, correction: int | float = 1, dtype: Any = None) -> Any
     -----
     Cost: one GEMM, ``O(n_samples * n_features^2)`` (half of it with ``syrk``), one
     reduction pass for the means, and a centring pass only when some column has a large offset
-    (see the module notes); memory the result plus, on the centred path, one 16 MiB chunk.
+    (see the module notes); memory the result plus, on the centred path, a 16 MiB chunk and a
+    partial sum per thread (a few with parallel threads on NumPy).
 
     Examples
     --------
@@ -168,22 +172,17 @@ def column_sums(X: Any) -> Any:
 def gram64(X: Any) -> Any:
     """``X^T X`` (d, d) computed in X's dtype and returned in float64.
 
-    One GEMM (``syrk`` on NumPy), except on NumPy with a multithreaded BLAS and enough work
-    (:func:`_map_row_chunks`): there row chunks of 16 MiB are multiplied in parallel
-    threads on single-threaded BLAS and summed -- on the 2-core CPU machine 0.21-0.23 s for
-    Fashion-MNIST against 0.22-0.27 s for OpenBLAS's own two-thread ``syrk`` in the same
-    runs, and the shorter float32 sums are more accurate. While it runs, BLAS is limited
-    to one thread process-wide (threadpoolctl), which other threads calling BLAS at the
-    same moment would feel.
+    One GEMM (``syrk`` on NumPy), except on NumPy with a multithreaded pthreads OpenBLAS and
+    enough work (:func:`_reduce_row_chunks`): there row chunks of 16 MiB are multiplied in
+    parallel threads on single-threaded BLAS and summed in chunk order -- on the 2-core CPU
+    machine 0.21-0.23 s for Fashion-MNIST against 0.22-0.25 s for OpenBLAS's own two-thread
+    ``syrk`` in the same runs, and the shorter float32 sums are more accurate (the number
+    of terms grows with n, like the blocks of one long ``syrk``).
     """
     xp = array_namespace(X)
-    G = _map_row_chunks(X, lambda Xc: xp.matmul(xp.matrix_transpose(Xc), Xc), xp, add=True)
-    if G is None:
-        return xp.astype(xp.matmul(xp.matrix_transpose(X), X), xp.float64)
-    # summed in X's dtype (a dozen terms: ~5e-7 relative in float32, against ~1.6e-6 for
-    # one long syrk on Fashion-MNIST) and converted once: float64 sums cost a conversion
-    # per chunk (~1 ms each)
-    return xp.astype(G, xp.float64)
+    G = _reduce_row_chunks(X, lambda Xc: (xp.matmul(xp.matrix_transpose(Xc), Xc),), xp,
+                           whole=True)
+    return xp.astype(G[0], xp.float64)
 
 
 def centred_scatter(X: Any, mean: Any) -> Any:
@@ -191,7 +190,7 @@ def centred_scatter(X: Any, mean: Any) -> Any:
 
     Row chunks of 16 MiB are centred on ``mean`` and multiplied (in X's dtype): the chunk is
     still in cache for its GEMM and no X-sized buffer is page-faulted in (on NumPy with a
-    multithreaded BLAS the chunks run in parallel, see :func:`gram64`). The float64 sums
+    multithreaded OpenBLAS the chunks run in parallel, see :func:`gram64`). The float64 sums
     ``d`` of the centred rows then remove what the rounding of ``mean`` left:
     ``sum (x - m)(x - m)^T - n dd^T`` with ``d = mean(x - m)`` equals the scatter about the
     true mean for any ``m``.
@@ -203,74 +202,111 @@ def centred_scatter(X: Any, mean: Any) -> Any:
         Xc = Xc - mean
         return xp.astype(xp.matmul(xp.matrix_transpose(Xc), Xc), xp.float64), column_sums(Xc)
 
-    parts = _map_row_chunks(X, chunk, xp, always=True)
-    S, sums = parts[0]
-    for part, s in parts[1:]:
-        S, sums = S + part, sums + s
+    S, sums = _reduce_row_chunks(X, chunk, xp)
     drift = sums / n
     return S - n * (drift[:, None] * drift[None, :])
 
 
-_CONTROLLER: Any = None  # threadpoolctl's view of the BLAS libraries, built on first use
+_CONTROLLER: Any = None  # threadpoolctl controller of NumPy's BLAS, built on first use
+_LOCK = threading.Lock()  # one caller at a time limits BLAS (see _reduce_row_chunks)
 
 
-def _blas_controller() -> Any:
-    """The BLAS libraries loaded so far (NumPy's among them), as a threadpoolctl controller;
-    ``None`` if threadpoolctl cannot see any. Built once: scanning the loaded libraries
-    takes ~4 ms in a process that has imported scikit-learn, twice per call was noticeable."""
+def _numpy_blas() -> Any:
+    """NumPy's own BLAS as a threadpoolctl controller, when it is OpenBLAS on pthreads (whose
+    thread limit holds process-wide, so the worker threads really run single-threaded);
+    ``None`` otherwise (MKL's and OpenMP builds' limits are per calling thread, and a BLAS
+    threadpoolctl cannot see may be NumPy's). Built once: scanning the loaded libraries
+    takes ~4 ms in a process that has imported scikit-learn."""
     global _CONTROLLER
     if _CONTROLLER is None:
+        _CONTROLLER = False
         try:
             from threadpoolctl import ThreadpoolController
 
-            _CONTROLLER = ThreadpoolController().select(user_api="blas")
+            blas = ThreadpoolController().select(user_api="blas").lib_controllers
+            # NumPy's wheels carry their OpenBLAS in numpy.libs (or numpy/.libs); otherwise
+            # the only BLAS loaded is taken to be NumPy's
+            mine = [lib for lib in blas if "numpy" in os.path.basename(os.path.dirname(lib.filepath))]
+            mine = mine or (blas if len(blas) == 1 else [])
+            if mine and mine[0].internal_api == "openblas" \
+                    and getattr(mine[0], "threading_layer", None) == "pthreads":
+                _CONTROLLER = ThreadpoolController().select(filepath=mine[0].filepath)
         except Exception:  # noqa: BLE001 - no threadpoolctl, or it cannot inspect: no threads
-            _CONTROLLER = False
-        if _CONTROLLER is not False and not _CONTROLLER.lib_controllers:
             _CONTROLLER = False
     return _CONTROLLER or None
 
 
 def _blas_threads() -> int:
-    """Threads NumPy's BLAS is set to use now (1 if threadpoolctl cannot tell)."""
-    c = _blas_controller()
-    return max((int(lib.num_threads) for lib in c.lib_controllers), default=1) if c else 1
+    """Threads NumPy's BLAS is set to use now (1 if unknown)."""
+    c = _numpy_blas()
+    return max((int(lib.num_threads or 1) for lib in c.lib_controllers), default=1) if c else 1
 
 
-def _map_row_chunks(
-    X: Any, f: Callable[[Any], Any], xp: Any, *, always: bool = False, add: bool = False
-) -> Any:
-    """``f`` applied to the row chunks of 16 MiB of ``X``: the results in chunk order (or,
-    with ``add``, their sum in that order).
+def _reduce_row_chunks(
+    X: Any, f: Callable[[Any], tuple], xp: Any, *, whole: bool = False
+) -> tuple:
+    """Sum, term by term in chunk order, of the tuples ``f(X[rows])`` over row chunks of
+    16 MiB; with ``whole``, ``f(X)`` itself when chunks would not run in parallel.
 
-    On NumPy, when BLAS has several threads and ``n d^2`` is large enough to pay for them,
-    the chunks run in that many Python threads with BLAS limited to one thread each (the
-    GIL is released inside BLAS): independent GEMMs over row chunks keep both cores of the
-    CPU machine busier than one multithreaded ``syrk``. The chunks and the order of the
-    results do not depend on the thread count, so the sums are reproducible. Otherwise the
-    chunks run one after the other -- or, unless ``always``, ``None`` says "one call on the
-    whole X is better" (a GPU, or a small X).
+    On NumPy with a multithreaded pthreads OpenBLAS, when ``n d^2`` is large enough to pay,
+    the chunks run in that many Python threads with BLAS limited to one thread (the GIL is
+    released inside BLAS): independent GEMMs over row chunks keep both cores of the CPU
+    machine busier than one multithreaded ``syrk``. The chunks and the order of the sums do
+    not depend on the number of threads (2 or more), so results are reproducible. At most
+    two chunks per thread are in flight, and each result is added as soon as its turn comes,
+    so memory stays at a few chunks and partial sums. BLAS is limited process-wide while
+    the chunks run: one gpuknn caller at a time does this (others take the plain path), but
+    another library changing BLAS threads at that moment is not guarded against.
     """
     n, d = X.shape
     rows = max(1, _CHUNK_BYTES // max(1, d * (8 if X.dtype == xp.float64 else 4)))
-    chunks = [(s, min(s + rows, n)) for s in range(0, n, rows)]
-    threads = 1
-    if is_numpy_namespace(xp) and len(chunks) > 1 and n * d * d >= _PARALLEL_MIN_WORK \
-            and _blas_controller() is not None:
+    chunks = [(a, min(a + rows, n)) for a in range(0, n, rows)]
+    parallel = (is_numpy_namespace(xp) and len(chunks) > 1 and n * d * d >= _PARALLEL_MIN_WORK
+                and _numpy_blas() is not None and _LOCK.acquire(blocking=False))
+    if not parallel:
+        return f(X) if whole else _reduce_serial(X, f, chunks)
+    try:
         threads = min(_blas_threads(), len(chunks))
-    if threads < 2:
-        return [f(X[a:b, :]) for a, b in chunks] if always else None
+        if threads < 2:
+            return f(X) if whole else _reduce_serial(X, f, chunks)
+        return _reduce_threads(X, f, chunks, threads)
+    finally:
+        _LOCK.release()
+
+
+def _reduce_serial(X: Any, f: Callable[[Any], tuple], chunks: list) -> tuple:
+    total = None
+    for a, b in chunks:
+        total = _add(total, f(X[a:b, :]))
+    return total
+
+
+def _reduce_threads(X: Any, f: Callable[[Any], tuple], chunks: list, threads: int) -> tuple:
     from concurrent.futures import ThreadPoolExecutor
 
-    with _blas_controller().limit(limits=1), ThreadPoolExecutor(threads) as pool:
-        results = pool.map(lambda ab: f(X[ab[0] : ab[1], :]), chunks)
-        if not add:
-            return list(results)
-        # ``add``: the sum, in chunk order, each result added while later chunks still run
-        total = next(results)
-        for r in results:
-            total += r
-        return total
+    err = np.geterr()  # NumPy's error state is per thread: the workers get the caller's
+
+    def work(ab: tuple[int, int]) -> tuple:
+        with np.errstate(**err):
+            return f(X[ab[0] : ab[1], :])
+
+    total = None
+    with _numpy_blas().limit(limits=1), ThreadPoolExecutor(threads) as pool:
+        pending = [pool.submit(work, ab) for ab in chunks[: 2 * threads]]
+        for nxt in chunks[2 * threads :] + [None] * min(2 * threads, len(chunks)):
+            total = _add(total, pending.pop(0).result())
+            if nxt is not None:
+                pending.append(pool.submit(work, nxt))
+    return total
+
+
+def _add(total: tuple | None, part: tuple) -> tuple:
+    """Term-by-term sum of result tuples (in place: every term is a fresh array)."""
+    if total is None:
+        return tuple(part)
+    for t, p in zip(total, part):
+        t += p
+    return total
 
 
 def _raise_not_finite(X: Any, xp: Any) -> None:
