@@ -25,7 +25,6 @@ bounds the eigenvalue error by ``||r_i||^2 / gap_i`` and the angle by ``||r_i|| 
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any, Callable
 
@@ -34,6 +33,7 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
+from .power_steps import decay_rate, decay_steps
 
 __all__ = ["block_eigh"]
 
@@ -89,13 +89,7 @@ def _steps_to_go(history: list[tuple[int, float]], target: float, most: int) -> 
     if len(history) < 2:
         return most
     (t0, r0), (t1, r1) = history[-2:]
-    if not (0 < r1 < r0) or target <= 0:
-        return most
-    rate = (r1 / r0) ** (1.0 / (t1 - t0))
-    if not 0.0 < rate < 1.0:  # rounded to 1 (or 0 from an infinite r0): no prediction
-        return most
-    need = math.log(target / r1) / math.log(rate)
-    return max(1, min(most, math.ceil(need)))
+    return decay_steps(r1, decay_rate(r0, r1, t1 - t0), target, most)
 
 
 def _ritz(Q: Any, W: Any, xp: Any) -> tuple[Any, Any, Any, Any]:

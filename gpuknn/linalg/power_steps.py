@@ -177,6 +177,22 @@ def step_test(Vs: Any, Va: Any, xp: Any) -> tuple[Any, Any]:
     return D, xp.max(xp.abs(D), axis=-1)
 
 
+def decay_rate(r0: float, r1: float, span: int) -> float:
+    """Rate per step of a geometric decay from ``r0`` to ``r1`` over ``span`` steps; NaN
+    when there is none (not decreasing, zero, non-finite)."""
+    if not (0 < r1 < r0) or not math.isfinite(r0) or span < 1:
+        return math.nan
+    return (r1 / r0) ** (1.0 / span)
+
+
+def decay_steps(r1: float, rate: float, target: float, most: int) -> int:
+    """Steps until a quantity now at ``r1``, falling by ``rate`` per step, is below
+    ``target``: at least 1, at most ``most`` (also when there is no usable rate)."""
+    if not (0.0 < rate < 1.0) or not (0 < r1 < math.inf) or not target > 0:
+        return most
+    return max(1, min(most, math.ceil(math.log(target / r1) / math.log(rate))))
+
+
 def predict_steps(dmax: Any, tol: float, most: int, rate: float = math.nan) -> tuple[int, float]:
     """Steps until ``max|D| < tol`` predicted from the geometric decay of the last block's
     differences ``dmax`` (K,) over its second half (a block of one step reuses the previous
@@ -189,11 +205,10 @@ def predict_steps(dmax: Any, tol: float, most: int, rate: float = math.nan) -> t
     r1 = float(dmax[K - 1])
     if K >= 2:
         h = K // 2
-        r0 = float(dmax[h - 1])
-        rate = (r1 / r0) ** (1.0 / (K - h)) if 0 < r1 < r0 and math.isfinite(r0) else math.nan
-    if not (0.0 < rate < 1.0) or not 0 < r1 < math.inf:
-        return most, math.nan
-    return max(1, min(most, math.ceil(math.log(tol / r1) / math.log(rate)))), rate
+        rate = decay_rate(float(dmax[h - 1]), r1, K - h)
+    steps = decay_steps(r1, rate, tol, most)
+    usable = 0.0 < rate < 1.0 and 0 < r1 < math.inf
+    return steps, (rate if usable else math.nan)
 
 
 def numpy_power_run(
