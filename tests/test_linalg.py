@@ -109,7 +109,7 @@ def test_covariance_offset_test_is_exact_when_the_row_sample_misleads(xp, to_xp,
     calls = []
     monkeypatch.setattr(cov_module, "centred_scatter",
                         lambda X, m: calls.append(1) or real_scatter(X, m))
-    assert cov_module._offsets_look_small(X32, X32.astype(np.float64).mean(axis=0), np)
+    assert cov_module._offsets_look_small(X32, np)
     got = to_numpy(covariance(to_xp(X32))).astype(np.float64)
     assert calls
     np.testing.assert_allclose(got, np.cov(X32.astype(np.float64), rowvar=False), rtol=1e-5)
@@ -124,6 +124,16 @@ def test_column_sums_are_float64_accurate(xp, to_xp):
     want = X.astype(np.float64).sum(axis=0)
     # a plain float32 sum of 60 000 rows is off by ~1e-4 relative
     np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+def test_covariance_nan_outside_the_row_sample(xp, to_xp):
+    # the offset test samples every 2nd row: a NaN or infinity in an odd row reaches the
+    # Gram shortcut, whose column sums must still raise the library's error
+    X = np.random.default_rng(17).normal(size=(2048, 3))
+    for bad in (np.nan, np.inf):
+        X[5, 1] = bad
+        with pytest.raises(InvalidInputError, match="NaN or infinity in 1 row"):
+            covariance(to_xp(X))
 
 
 def test_covariance_overflow_is_an_error(xp, to_xp):
@@ -329,15 +339,21 @@ def test_float32_solvers(xp, to_xp):
     np.testing.assert_allclose(to_numpy(d.eigenvalues), w_ref, rtol=1e-5)
 
 
-def test_inverse_of_cholesky_factor(xp, to_xp):
+@pytest.mark.parametrize("b", [12, 32, 33, 150])  # one leaf, the largest leaf, recursion
+def test_inverse_of_cholesky_factor(xp, to_xp, b):
     from gpuknn.linalg.block import _inv_lower
 
-    G = np.cov(np.random.default_rng(14).standard_normal((12, 40)))
-    L = np.linalg.cholesky(G)
-    for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-4)):
+    # rows of growing scale: a factor whose entries below the diagonal exceed the diagonal
+    # ones, on which the leaves' LU pivots
+    A = np.random.default_rng(14).standard_normal((b, 3 * b)) * np.logspace(-2, 0, b)[:, None]
+    L = np.linalg.cholesky(A @ A.T)
+    for dtype in (np.float64, np.float32):
         Li = to_numpy(_inv_lower(to_xp(L.astype(dtype)), xp))
-        assert Li.dtype == dtype
-        np.testing.assert_allclose(Li @ L, np.eye(12), atol=tol)
+        assert Li.dtype == dtype and Li.shape == (b, b)
+        want = np.linalg.inv(L)
+        # forward error within the triangle's condition number times the dtype's rounding
+        tol = 50 * np.finfo(dtype).eps * np.linalg.cond(L)
+        np.testing.assert_allclose(Li, want, atol=tol * np.abs(want).max())
         assert np.all(np.triu(Li, 1) == 0)
 
 
@@ -366,7 +382,11 @@ def test_covariance_parallel_row_chunks(offset, monkeypatch):
         got[threads] = cov.covariance(X)
         assert got[threads].dtype == np.float32
         np.testing.assert_allclose(got[threads], want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
-    assert ran == [2, 3]  # the threaded path ran, with that many threads
+    # the means come from the threads' chunk sums (Gram shortcut) or a pass of their own
+    _, mean = cov.covariance_and_mean(X)
+    np.testing.assert_allclose(mean, X.astype(np.float64).mean(axis=0), rtol=1e-7,
+                               atol=1e-7 * np.abs(X).max())
+    assert ran == [2, 3, 3]  # the threaded path ran, with that many threads
     np.testing.assert_array_equal(got[2], got[3])  # same chunks, same order of the sums
     assert [i["num_threads"] for i in threadpool_info()] == before
     # overflow inside the worker threads: still the library's error, not a NumPy warning

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, is_numpy_namespace
+from .._backend import array_namespace, from_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
 from .power_steps import decay_rate, decay_steps
@@ -65,17 +65,30 @@ def _orth(W: Any, xp: Any, *, twice: bool = False) -> Any:
     return Q
 
 
-def _inv_lower(L: Any, xp: Any) -> Any:
-    """Inverse of a lower-triangular ``L``; on NumPy LAPACK ``trtri``, which uses the
-    triangle (0.18 ms against 0.56 ms for the general ``inv`` at 150 x 150, 12 per fit)."""
-    if is_numpy_namespace(xp) and L.dtype in (np.float32, np.float64):
-        from scipy.linalg import lapack  # lazily: ``import gpuknn`` does not load scipy.linalg
+_LEAF = 32  # below this, a general inverse (LU) beats the Python cost of splitting
 
-        trtri = lapack.strtri if L.dtype == np.float32 else lapack.dtrtri
-        Li, info = trtri(L, lower=1)
-        if info == 0:
-            return Li
-    return xp.linalg.inv(L)
+
+def _inv_lower(L: Any, xp: Any) -> Any:
+    """Inverse of a lower-triangular ``L`` (b, b) by recursive halving, in L's namespace:
+    ``[[A, 0], [B, D]]^-1 = [[A^-1, 0], [-D^-1 B A^-1, D^-1]]``, general inverses of the
+    diagonal blocks of at most 32 rows at the bottom.
+
+    The work is mostly matrix products (~b^3 / 3 flops): 0.27 ms at b = 150 on the CPU
+    machine against 0.80 ms for the general inverse. Not LAPACK ``trtri`` from SciPy
+    (0.19 ms alone): SciPy's OpenBLAS keeps its own threads, which spin after each call and
+    took the cores from NumPy's BLAS between the products of the iteration -- 250 against
+    70 ms for a whole solve with b = 170. Zero above the diagonal, exactly.
+    """
+    b = L.shape[0]
+    if b <= _LEAF:
+        # LU may pivot on a factor with large off-diagonal entries: zero its round-off above
+        i = xp.arange(b)
+        return xp.where(i[:, None] >= i[None, :], xp.linalg.inv(L), xp.zeros_like(L))
+    h = b // 2
+    Ai, Di = _inv_lower(L[:h, :h], xp), _inv_lower(L[h:, h:], xp)
+    X = -xp.matmul(Di, xp.matmul(L[h:, :h], Ai))
+    upper = xp.concat([Ai, xp.zeros((h, b - h), dtype=L.dtype)], axis=1)
+    return xp.concat([upper, xp.concat([X, Di], axis=1)], axis=0)
 
 
 def _steps_to_go(history: list[tuple[int, float]], target: float, most: int) -> int:

@@ -9,9 +9,10 @@ Two ways to the same matrix, chosen per call:
   So it is used only when every column has ``sum x_j^2 <= 16 (n - 1) var_j`` (offsets
   below ~3.9 standard deviations: pixel intensities, standardised or count data), which
   keeps its error within 16x (4 bits) of the centred product's. The exact test reads the
-  Gram diagonal and the column sums, so it costs nothing once the GEMM is done; the same
-  test on ~1000 evenly spaced rows first sends data that clearly fail it (large offsets,
-  constant non-zero columns, which have no variance) to the centred path without the GEMM.
+  Gram diagonal and the column sums (taken with the GEMM's row chunks), so it costs nothing
+  once the GEMM is done; the same test on ~1000 evenly spaced rows, about their own mean,
+  first sends data that clearly fail it (large offsets, constant non-zero columns, which
+  have no variance) to the centred path without the GEMM.
 * **Centred chunks** otherwise: ``sum_chunks (X_c - m)^T (X_c - m) - n d d^T`` with ``m``
   the mean rounded to X's dtype and ``d`` the float64 mean of ``X - m`` (the corrected
   two-pass algorithm: the rounding of ``m`` cancels to first order, and a constant column,
@@ -25,7 +26,7 @@ costs a third of a float64 sum): the shortcut subtracts ``n mu mu^T``, so an err
 off by ~1e-4 relative, which showed up as 4e-4 eigenvalue errors).
 
 On NumPy with a multithreaded pthreads OpenBLAS and a large X both products run as row
-chunks in parallel threads on single-threaded BLAS (:func:`gram64`,
+chunks in parallel threads on single-threaded BLAS (:func:`gram_and_sums`,
 :func:`_reduce_row_chunks`).
 """
 
@@ -76,9 +77,9 @@ def covariance(X: Any, *, correction: int | float = 1, dtype: Any = None) -> Any
 
     Notes
     -----
-    Cost: one GEMM, ``O(n_samples * n_features^2)`` (half of it with ``syrk``), one
-    reduction pass for the means, and a centring pass only when some column has a large offset
-    (see the module notes); memory the result plus, on the centred path, a 16 MiB chunk and a
+    Cost: one GEMM, ``O(n_samples * n_features^2)`` (half of it with ``syrk``), whose row
+    chunks also give the column sums; a reduction pass for the means and a centring pass only
+    when some column has a large offset (see the module notes); memory the result plus, on the centred path, a 16 MiB chunk and a
     partial sum per thread (a few with parallel threads on NumPy).
 
     Examples
@@ -111,13 +112,12 @@ def covariance_and_mean(X: Any, correction: int | float = 1) -> tuple[Any, Any]:
     # NaN, infinities and overflowing squares are detected below, from the results:
     # NumPy's warnings about them would only precede the error.
     with np.errstate(over="ignore", invalid="ignore"):
-        mean = column_sums(X) / n
-        mu = to_numpy(mean)
-        if not bool(np.isfinite(mu).all()):
-            _raise_not_finite(X, xp)
-        C = None
-        if _offsets_look_small(X, mu, xp):
-            G = gram64(X)
+        C = mean = None
+        if _offsets_look_small(X, xp):
+            # the column sums ride along with the Gram's row chunks (one pass over X)
+            G, sums = gram_and_sums(X)
+            mean = _finite_mean(sums, X, xp)
+            mu = to_numpy(mean)
             sq = to_numpy(xp.linalg.diagonal(G))
             if not bool(np.isfinite(sq).all()):
                 _raise_not_finite(X, xp)
@@ -125,6 +125,8 @@ def covariance_and_mean(X: Any, correction: int | float = 1) -> tuple[Any, Any]:
             if _offsets_small(sq, sq - n * mu * mu):
                 C = G - n * (mean[:, None] * mean[None, :])
         if C is None:
+            if mean is None:
+                mean = _finite_mean(column_sums(X), X, xp)
             C = centred_scatter(X, xp.astype(mean, X.dtype))
             if not bool(xp.all(xp.isfinite(xp.linalg.diagonal(C)))):
                 _raise_not_finite(X, xp)
@@ -134,16 +136,25 @@ def covariance_and_mean(X: Any, correction: int | float = 1) -> tuple[Any, Any]:
     return (C + xp.matrix_transpose(C)) / 2, mean
 
 
-def _offsets_look_small(X: Any, mu: np.ndarray, xp: Any) -> bool:
-    """The offset test of the module notes on ~1000 evenly spaced rows (float64, host).
+def _finite_mean(sums: Any, X: Any, xp: Any) -> Any:
+    """``sums / n``, after raising the right error if a NaN or infinity made them non-finite."""
+    if not bool(np.isfinite(to_numpy(sums)).all()):
+        _raise_not_finite(X, xp)
+    return sums / X.shape[0]
+
+
+def _offsets_look_small(X: Any, xp: Any) -> bool:
+    """The offset test of the module notes on ~1000 evenly spaced rows (float64, host),
+    about their own mean (the full column sums come with the Gram).
 
     Decides whether the Gram GEMM is worth computing: data with large offsets go to the
     centred path without paying for it. The exact test on the Gram diagonal follows.
+    NaN or infinities in the sample fail it (the centred path then raises).
     """
     n = X.shape[0]
     step = max(1, n // 1024)
     S = to_numpy(xp.astype(X[::step, :], xp.float64))
-    return _offsets_small(np.sum(S * S, axis=0), np.sum((S - mu) ** 2, axis=0))
+    return _offsets_small(np.sum(S * S, axis=0), np.sum((S - S.mean(axis=0)) ** 2, axis=0))
 
 
 def _offsets_small(sq: np.ndarray, scatter: np.ndarray) -> bool:
@@ -169,20 +180,24 @@ def column_sums(X: Any) -> Any:
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
-def gram64(X: Any) -> Any:
-    """``X^T X`` (d, d) computed in X's dtype and returned in float64.
+def gram_and_sums(X: Any) -> tuple[Any, Any]:
+    """``X^T X`` (d, d), computed in X's dtype and returned in float64, and the column sums
+    of X (d,) in float64 (:func:`column_sums`), in one pass over X.
 
     One GEMM (``syrk`` on NumPy), except on NumPy with a multithreaded pthreads OpenBLAS and
     enough work (:func:`_reduce_row_chunks`): there row chunks of 16 MiB are multiplied in
     parallel threads on single-threaded BLAS and summed in chunk order -- on the 2-core CPU
     machine 0.21-0.23 s for Fashion-MNIST against 0.22-0.25 s for OpenBLAS's own two-thread
     ``syrk`` in the same runs, and the shorter float32 sums are more accurate (the number
-    of terms grows with n, like the blocks of one long ``syrk``).
+    of terms grows with n, like the blocks of one long ``syrk``). Each chunk's column sums
+    are taken by the same thread right after its GEMM, while the chunk is still in cache
+    (a separate pass over Fashion-MNIST costs ~11 ms).
     """
     xp = array_namespace(X)
-    G = _reduce_row_chunks(X, lambda Xc: (xp.matmul(xp.matrix_transpose(Xc), Xc),), xp,
-                           whole=True)
-    return xp.astype(G[0], xp.float64)
+    G, sums = _reduce_row_chunks(
+        X, lambda Xc: (xp.matmul(xp.matrix_transpose(Xc), Xc), column_sums(Xc)), xp, whole=True
+    )
+    return xp.astype(G, xp.float64), sums
 
 
 def centred_scatter(X: Any, mean: Any) -> Any:
@@ -190,7 +205,7 @@ def centred_scatter(X: Any, mean: Any) -> Any:
 
     Row chunks of 16 MiB are centred on ``mean`` and multiplied (in X's dtype): the chunk is
     still in cache for its GEMM and no X-sized buffer is page-faulted in (on NumPy with a
-    multithreaded OpenBLAS the chunks run in parallel, see :func:`gram64`). The float64 sums
+    multithreaded OpenBLAS the chunks run in parallel, see :func:`gram_and_sums`). The float64 sums
     ``d`` of the centred rows then remove what the rounding of ``mean`` left:
     ``sum (x - m)(x - m)^T - n dd^T`` with ``d = mean(x - m)`` equals the scatter about the
     true mean for any ``m``.
