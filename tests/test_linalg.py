@@ -268,10 +268,20 @@ def test_eigenpairs_match_numpy(xp, to_xp, solver):
 
 def test_block_many_components_and_full_block(xp, to_xp):
     C = spd_with_gap(25, seed=8, decay=0.85)
-    w_ref, _ = reference(C, 25)
-    for p in (20, 25):  # block reaches n: Rayleigh-Ritz on the whole space
-        r = block_eigh(to_xp(C), p, random_state=1)
-        np.testing.assert_allclose(to_numpy(r.eigenvalues), w_ref[:p], rtol=1e-9)
+    w_ref, V_ref = reference(C, 25)
+    for p in (20, 25):  # block reaches n: one Rayleigh-Ritz step on the identity basis
+        r = block_eigh(to_xp(C), p, random_state=1, psd=True)
+        assert r.converged.all() and r.n_iter[0] == 1
+        np.testing.assert_allclose(to_numpy(r.eigenvalues), w_ref[:p], rtol=1e-12)
+        cos = np.abs(np.sum(to_numpy(r.eigenvectors) * V_ref[:, :p], axis=0))
+        assert np.all(cos >= 1 - 1e-12)
+    # float32: the single step is the float64 eigh of C itself, so only the final rounding
+    # to float32 is left (a random basis would add the float32 product's error, ~1e-5 for
+    # the smallest eigenvalues here)
+    C32 = C.astype(np.float32)
+    w32, _ = reference(C32.astype(np.float64), 25)
+    r = block_eigh(to_xp(C32), 25, random_state=1)
+    np.testing.assert_allclose(to_numpy(r.eigenvalues), w32, rtol=2 * np.finfo(np.float32).eps)
 
 
 def test_block_psd_shift_converges_faster(xp, to_xp):

@@ -224,16 +224,21 @@ def block_eigh(
         raise InvalidInputError(f"tol must be a positive number, got {tol!r}")
     b = min(n, p + int(oversample))
     rng = np.random.default_rng(random_state)
-    # A Gaussian n x b block is well conditioned (b <= n): Cholesky QR is enough here too.
-    Q = _orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp), C.dtype), xp,
-              twice=C.dtype == xp.float64)
+    if b == n:
+        # The basis spans everything: take the exact one, so the single Rayleigh-Ritz step
+        # is the dense eigh of C itself (no random basis to orthonormalise, no rounding of it)
+        Q = xp.eye(n, dtype=C.dtype)
+    else:
+        # A Gaussian n x b block is well conditioned: Cholesky QR is enough here too.
+        Q = _orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp), C.dtype), xp,
+                  twice=C.dtype == xp.float64)
     converged = False
     lead = xp.arange(b - 1, b - 1 - p, -1)  # eigh is ascending: largest p, descending
     sigma = 0.0
     next_rr = min(check_every, max_iter)
     history: list[tuple[int, float]] = []
     for it in range(1, max_iter + 1):
-        W = xp.matmul(C, Q)
+        W = C if b == n else xp.matmul(C, Q)
         if psd and it == 1 and b < n and next_rr != 1:
             # the first shift: the smallest Ritz pair of the b x b Q^T C Q, no residual test
             sigma = _shift(C, *_ritz(Q, W, xp), xp)
