@@ -77,14 +77,16 @@ def test_covariance_both_paths_are_accurate(xp, to_xp, monkeypatch):
 
     rng = np.random.default_rng(11)
     base = rng.normal(size=(2003, 5)) * [1.0, 2.0, 3.0, 4.0, 5.0]
-    real_scatter = cov_module.centred_scatter
+    real_scatter, real_gram = cov_module.centred_scatter, cov_module.gram_and_sums
     for offset, centred in ((1.5, False), (1e4, True)):
         X32 = (base + offset).astype(np.float32)
-        calls = []
+        calls, grams = [], []
         monkeypatch.setattr(cov_module, "centred_scatter",
                             lambda X, m: calls.append(1) or real_scatter(X, m))
+        monkeypatch.setattr(cov_module, "gram_and_sums", lambda X: grams.append(1) or real_gram(X))
         got = to_numpy(covariance(to_xp(X32))).astype(np.float64)
         assert bool(calls) == centred, offset
+        assert bool(grams) != centred, offset  # the row sample spares the GEMM at 1e4
         want = np.cov(X32.astype(np.float64), rowvar=False)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
     # constant non-zero columns (centred path): zero variance up to ~1e-16 of c^2, although
@@ -126,14 +128,18 @@ def test_column_sums_are_float64_accurate(xp, to_xp):
     np.testing.assert_allclose(got, want, rtol=1e-7)
 
 
-def test_covariance_nan_outside_the_row_sample(xp, to_xp):
+def test_covariance_nan_outside_the_row_sample(xp, to_xp, monkeypatch):
     # the offset test samples every 2nd row: a NaN or infinity in an odd row reaches the
-    # Gram shortcut, whose column sums must still raise the library's error
+    # Gram shortcut, which must still raise the library's error (not return NaN)
+    cov_module = importlib.import_module("gpuknn.linalg.covariance")
+    real_gram, grams = cov_module.gram_and_sums, []
+    monkeypatch.setattr(cov_module, "gram_and_sums", lambda X: grams.append(1) or real_gram(X))
     X = np.random.default_rng(17).normal(size=(2048, 3))
-    for bad in (np.nan, np.inf):
+    for bad in (np.nan, np.inf, -np.inf):
         X[5, 1] = bad
         with pytest.raises(InvalidInputError, match="NaN or infinity in 1 row"):
             covariance(to_xp(X))
+    assert len(grams) == 3
 
 
 def test_covariance_overflow_is_an_error(xp, to_xp):
@@ -337,6 +343,40 @@ def test_warm_start_keeps_results(xp, to_xp):
     warm = deflated_power_method(to_xp(C), 4, tol=1e-11, random_state=0, warm_start=True)
     np.testing.assert_allclose(to_numpy(warm.eigenvalues), to_numpy(cold.eigenvalues), rtol=1e-10)
     assert warm.n_iter[1:].sum() < cold.n_iter[1:].sum()
+
+
+def test_solvers_keep_a_non_default_device():
+    """Every array a solver makes lives on its input's device (array-api-strict's second
+    device here; CuPy's current device need not be the input's)."""
+    xps = pytest.importorskip("array_api_strict")
+    from gpuknn.decomposition import PCA
+
+    try:
+        dev = xps.Device("device1")
+    except Exception:  # noqa: BLE001 - an array-api-strict without extra devices
+        pytest.skip("array_api_strict has no second device")
+    C = spd_with_gap(30, seed=21, decay=0.8)
+    Cx = xps.asarray(C, device=dev)
+    w = reference(C, 30)[0]
+    results = {
+        "block": block_eigh(Cx, 4, random_state=0, psd=True),
+        "block, b = n": block_eigh(Cx, 25, random_state=0, psd=True),
+        "deflation": deflated_power_method(Cx, 3, random_state=0, warm_start=True, tol=1e-10),
+        "eigh": eigh(Cx, 3),
+    }
+    for name, r in results.items():
+        assert r.eigenvalues.device == dev and r.eigenvectors.device == dev, name
+        p = r.eigenvalues.shape[0]
+        np.testing.assert_allclose(to_numpy(r.eigenvalues), w[:p], rtol=1e-8, err_msg=name)
+    for x0 in (None, xps.ones(30, dtype=xps.float64, device=dev)):
+        r = power_method(Cx, x0=x0, random_state=0, tol=1e-10)
+        assert r.eigenvector.device == dev
+    assert power_method(xps.stack([Cx, Cx]), random_state=0).eigenvector.device == dev
+    X = xps.asarray(np.random.default_rng(22).normal(size=(50, 6)), device=dev)
+    assert covariance(X).device == dev
+    for solver in ("eigh", "block", "deflation"):
+        pca = PCA(2, solver=solver, random_state=0).fit(X)
+        assert pca.components_.device == dev and pca.transform(X).device == dev, solver
 
 
 def test_float32_solvers(xp, to_xp):

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy
+from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
 from .power_steps import decay_rate, decay_steps
@@ -69,26 +69,26 @@ _LEAF = 32  # below this, a general inverse (LU) beats the Python cost of splitt
 
 
 def _inv_lower(L: Any, xp: Any) -> Any:
-    """Inverse of a lower-triangular ``L`` (b, b) by recursive halving, in L's namespace:
-    ``[[A, 0], [B, D]]^-1 = [[A^-1, 0], [-D^-1 B A^-1, D^-1]]``, general inverses of the
-    diagonal blocks of at most 32 rows at the bottom.
+    """Inverse of a lower-triangular ``L`` (b, b), exactly zero above the diagonal.
 
-    The work is mostly matrix products (~b^3 / 3 flops): 0.27 ms at b = 150 on the CPU
-    machine against 0.80 ms for the general inverse. Not LAPACK ``trtri`` from SciPy
-    (0.19 ms alone): SciPy's OpenBLAS keeps its own threads, which spin after each call and
-    took the cores from NumPy's BLAS between the products of the iteration -- 250 against
-    70 ms for a whole solve with b = 170. Zero above the diagonal, exactly.
+    Generic path: ``xp.linalg.inv`` (one call, which a GPU wants), its round-off above the
+    diagonal zeroed (LU pivots on a factor with large off-diagonal entries). On NumPy,
+    recursive halving ``[[A, 0], [B, D]]^-1 = [[A^-1, 0], [-D^-1 B A^-1, D^-1]]`` down to
+    blocks of at most 32 rows: mostly matrix products (~b^3 / 3 multiply-adds), 0.27 ms at
+    b = 150 on the CPU machine against 0.80 ms for the general inverse. Not LAPACK
+    ``trtri`` from SciPy (0.19 ms alone): SciPy's OpenBLAS keeps threads of its own, which
+    spin after each call and took the cores from NumPy's BLAS between the products of the
+    iteration -- 250 against 70 ms for a whole solve with b = 170.
     """
     b = L.shape[0]
-    if b <= _LEAF:
-        # LU may pivot on a factor with large off-diagonal entries: zero its round-off above
-        i = xp.arange(b)
-        return xp.where(i[:, None] >= i[None, :], xp.linalg.inv(L), xp.zeros_like(L))
-    h = b // 2
-    Ai, Di = _inv_lower(L[:h, :h], xp), _inv_lower(L[h:, h:], xp)
-    X = -xp.matmul(Di, xp.matmul(L[h:, :h], Ai))
-    upper = xp.concat([Ai, xp.zeros((h, b - h), dtype=L.dtype)], axis=1)
-    return xp.concat([upper, xp.concat([X, Di], axis=1)], axis=0)
+    if b > _LEAF and is_numpy_namespace(xp):
+        h = b // 2
+        Ai, Di = _inv_lower(L[:h, :h], xp), _inv_lower(L[h:, h:], xp)
+        X = -xp.matmul(Di, xp.matmul(L[h:, :h], Ai))
+        upper = xp.concat([Ai, xp.zeros((h, b - h), dtype=L.dtype, device=device_of(L))], axis=1)
+        return xp.concat([upper, xp.concat([X, Di], axis=1)], axis=0)
+    i = xp.arange(b, device=device_of(L))
+    return xp.where(i[:, None] >= i[None, :], xp.linalg.inv(L), xp.zeros_like(L))
 
 
 def _steps_to_go(history: list[tuple[int, float]], target: float, most: int) -> int:
@@ -107,9 +107,11 @@ def _steps_to_go(history: list[tuple[int, float]], target: float, most: int) -> 
 
 def _ritz(Q: Any, W: Any, xp: Any) -> tuple[Any, Any, Any, Any]:
     """Rayleigh-Ritz of ``W = C Q``: float64 ``Q``, ``W``, Ritz values (ascending) and the
-    eigenvectors ``S`` of the b x b ``Q^T C Q``."""
-    Q64, W64 = xp.astype(Q, xp.float64), xp.astype(W, xp.float64)
-    H = xp.matmul(xp.matrix_transpose(Q64), W64)
+    eigenvectors ``S`` of the b x b ``Q^T C Q``. ``Q = None`` stands for the identity (then
+    ``W = C`` and the returned ``Q64`` is ``None``)."""
+    W64 = xp.astype(W, xp.float64)
+    Q64 = None if Q is None else xp.astype(Q, xp.float64)
+    H = W64 if Q64 is None else xp.matmul(xp.matrix_transpose(Q64), W64)
     theta, S = xp.linalg.eigh((H + xp.matrix_transpose(H)) / 2)
     return Q64, W64, theta, S
 
@@ -163,7 +165,8 @@ def block_eigh(
     max_iter : int, default 1000
         Limit on iterations (products with ``C``).
     random_state : int, numpy Generator or None
-        Seed of the random start basis (drawn on the host).
+        Seed of the random start basis (drawn on the host); unused when the block reaches
+        ``n`` (``p + oversample >= n``), whose basis is the identity.
     oversample : int, optional
         Extra basis columns; default ``max(10, p // 2)`` (the block is capped at ``n``).
     check_every : int, default 4
@@ -224,21 +227,23 @@ def block_eigh(
         raise InvalidInputError(f"tol must be a positive number, got {tol!r}")
     b = min(n, p + int(oversample))
     rng = np.random.default_rng(random_state)
+    dev = device_of(C)
     if b == n:
-        # The basis spans everything: take the exact one, so the single Rayleigh-Ritz step
-        # is the dense eigh of C itself (no random basis to orthonormalise, no rounding of it)
-        Q = xp.eye(n, dtype=C.dtype)
+        # The basis spans everything: take the exact one (None: the identity), so the single
+        # Rayleigh-Ritz step is the dense eigh of C itself -- no random basis to orthonormalise
+        # or round, and no products with the identity
+        Q = None
     else:
         # A Gaussian n x b block is well conditioned: Cholesky QR is enough here too.
-        Q = _orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp), C.dtype), xp,
-                  twice=C.dtype == xp.float64)
+        Q = _orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp, device=dev), C.dtype),
+                  xp, twice=C.dtype == xp.float64)
     converged = False
-    lead = xp.arange(b - 1, b - 1 - p, -1)  # eigh is ascending: largest p, descending
+    lead = xp.arange(b - 1, b - 1 - p, -1, device=dev)  # eigh is ascending: largest p first
     sigma = 0.0
     next_rr = min(check_every, max_iter)
     history: list[tuple[int, float]] = []
     for it in range(1, max_iter + 1):
-        W = C if b == n else xp.matmul(C, Q)
+        W = C if Q is None else xp.matmul(C, Q)
         if psd and it == 1 and b < n and next_rr != 1:
             # the first shift: the smallest Ritz pair of the b x b Q^T C Q, no residual test
             sigma = _shift(C, *_ritz(Q, W, xp), xp)
@@ -247,7 +252,7 @@ def block_eigh(
             Q64, W64, theta, S = _ritz(Q, W, xp)
             Sp = xp.take(S, lead, axis=1)
             lam = xp.take(theta, lead)
-            V = xp.matmul(Q64, Sp)
+            V = Sp if Q64 is None else xp.matmul(Q64, Sp)
             R = xp.matmul(W64, Sp) - V * lam
             worst = float(xp.max(xp.linalg.vector_norm(R, axis=0)))
             scale = float(xp.max(xp.abs(theta)))

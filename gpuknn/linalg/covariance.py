@@ -9,7 +9,8 @@ Two ways to the same matrix, chosen per call:
   So it is used only when every column has ``sum x_j^2 <= 16 (n - 1) var_j`` (offsets
   below ~3.9 standard deviations: pixel intensities, standardised or count data), which
   keeps its error within 16x (4 bits) of the centred product's. The exact test reads the
-  Gram diagonal and the column sums (taken with the GEMM's row chunks), so it costs nothing
+  Gram diagonal and the column sums (on NumPy's threaded path taken with the GEMM's row
+  chunks, elsewhere one reduction pass), so it costs nothing
   once the GEMM is done; the same test on ~1000 evenly spaced rows, about their own mean,
   first sends data that clearly fail it (large offsets, constant non-zero columns, which
   have no variance) to the centred path without the GEMM.
@@ -77,10 +78,11 @@ def covariance(X: Any, *, correction: int | float = 1, dtype: Any = None) -> Any
 
     Notes
     -----
-    Cost: one GEMM, ``O(n_samples * n_features^2)`` (half of it with ``syrk``), whose row
-    chunks also give the column sums; a reduction pass for the means and a centring pass only
-    when some column has a large offset (see the module notes); memory the result plus, on the centred path, a 16 MiB chunk and a
-    partial sum per thread (a few with parallel threads on NumPy).
+    Cost: one GEMM, ``O(n_samples * n_features^2)`` (half of it with ``syrk``); one
+    reduction pass for the means (on NumPy's threaded path done by the GEMM's row chunks
+    instead); a centring pass only when some column has a large offset (see the module
+    notes). Memory: the result plus, on the centred path, a 16 MiB chunk and a partial sum
+    per thread (a few with parallel threads on NumPy).
 
     Examples
     --------
@@ -114,13 +116,14 @@ def covariance_and_mean(X: Any, correction: int | float = 1) -> tuple[Any, Any]:
     with np.errstate(over="ignore", invalid="ignore"):
         C = mean = None
         if _offsets_look_small(X, xp):
-            # the column sums ride along with the Gram's row chunks (one pass over X)
             G, sums = gram_and_sums(X)
-            mean = _finite_mean(sums, X, xp)
-            mu = to_numpy(mean)
             sq = to_numpy(xp.linalg.diagonal(G))
+            # a NaN or infinity anywhere in a column makes its squares' sum non-finite too,
+            # so this also clears the column sums
             if not bool(np.isfinite(sq).all()):
                 _raise_not_finite(X, xp)
+            mean = sums / n
+            mu = to_numpy(mean)
             # the exact test (the sample above only spares the GEMM when it clearly fails)
             if _offsets_small(sq, sq - n * mu * mu):
                 C = G - n * (mean[:, None] * mean[None, :])
@@ -182,16 +185,17 @@ def column_sums(X: Any) -> Any:
 
 def gram_and_sums(X: Any) -> tuple[Any, Any]:
     """``X^T X`` (d, d), computed in X's dtype and returned in float64, and the column sums
-    of X (d,) in float64 (:func:`column_sums`), in one pass over X.
+    of X (d,) in float64 (:func:`column_sums`).
 
     One GEMM (``syrk`` on NumPy), except on NumPy with a multithreaded pthreads OpenBLAS and
     enough work (:func:`_reduce_row_chunks`): there row chunks of 16 MiB are multiplied in
     parallel threads on single-threaded BLAS and summed in chunk order -- on the 2-core CPU
     machine 0.21-0.23 s for Fashion-MNIST against 0.22-0.25 s for OpenBLAS's own two-thread
     ``syrk`` in the same runs, and the shorter float32 sums are more accurate (the number
-    of terms grows with n, like the blocks of one long ``syrk``). Each chunk's column sums
-    are taken by the same thread right after its GEMM, while the chunk is still in cache
-    (a separate pass over Fashion-MNIST costs ~11 ms).
+    of terms grows with n, like the blocks of one long ``syrk``). There each chunk's column
+    sums are taken by the same thread right after its GEMM, while the chunk is still in
+    cache, instead of a separate pass over X (~11 ms for Fashion-MNIST); elsewhere the sums
+    are that separate pass.
     """
     xp = array_namespace(X)
     G, sums = _reduce_row_chunks(

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, is_numpy_namespace
+from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
 from .power import _check_options, _iterate, _random_unit, _rayleigh, _use_powers
@@ -53,7 +53,7 @@ def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool, e: np.ndarray) -
     B = B - V[:, :, None] * (lam[:, None] * V)[:, None, :]
     if np.all(f == 1.0):
         return B
-    return B * xp.astype(from_numpy(f[:, None, None], xp), B.dtype)
+    return B * xp.astype(from_numpy(f[:, None, None], xp, device=device_of(B)), B.dtype)
 
 
 def deflated_power_method(
@@ -126,8 +126,9 @@ def deflated_power_method(
     D, growth = None, None
     E = np.zeros(m)  # B = (the deflated C) / 2^E, per matrix
     limit = exponent_limit(C.dtype, xp)
+    dev = device_of(C)
     for j in range(p):
-        V0 = _random_unit(rng, m, n, xp, C.dtype)
+        V0 = _random_unit(rng, m, n, xp, C.dtype, dev)
         if warm_start and D is not None:
             V0 = normalize(D, V0, xp)
         # growth: each eigenpair's run starts from the last one's |lambda| (its successor's is
@@ -142,7 +143,7 @@ def deflated_power_method(
         e = np.clip(np.where(np.isfinite(growth), np.round(growth), 0.0),
                     np.maximum(-limit, -limit - E), np.minimum(limit, limit - E))
         B = _deflate(B, V, lam, xp, owned=j > 0, e=e)
-        lams.append(lam * xp.astype(from_numpy(np.exp2(E), xp), lam.dtype))
+        lams.append(lam * xp.astype(from_numpy(np.exp2(E), xp, device=dev), lam.dtype))
         E, growth = E + e, growth - e
         vecs.append(V)
         iters.append(it)

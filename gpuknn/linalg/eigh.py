@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, validate_matrix
+from .._backend import array_namespace, device_of, validate_matrix
 from ..errors import InvalidInputError
 
 __all__ = ["EigenResult", "eigh"]
@@ -93,9 +93,9 @@ def fix_signs(V: Any, xp: Any) -> Any:
     V3 = xp.reshape(V, (m, n, p))
     idx = xp.argmax(xp.abs(V3), axis=1)  # (m, p): first maximum
     flat = (
-        xp.reshape(xp.arange(m, dtype=idx.dtype), (m, 1)) * (n * p)
+        xp.reshape(xp.arange(m, dtype=idx.dtype, device=device_of(V)), (m, 1)) * (n * p)
         + idx * p
-        + xp.reshape(xp.arange(p, dtype=idx.dtype), (1, p))
+        + xp.reshape(xp.arange(p, dtype=idx.dtype, device=device_of(V)), (1, p))
     )
     picked = xp.take(xp.reshape(V3, (m * n * p,)), xp.reshape(flat, (m * p,)))
     signs = xp.where(picked < 0, -xp.ones_like(picked), xp.ones_like(picked))
@@ -151,7 +151,7 @@ def eigh(C: Any, n_components: int | None = None) -> EigenResult:
     p = n if n_components is None else check_n_components(n_components, n)
     w, V = xp.linalg.eigh(C)
     # LAPACK returns ascending order: reverse to largest first and keep p.
-    order = xp.arange(n - 1, n - 1 - p, -1)
+    order = xp.arange(n - 1, n - 1 - p, -1, device=device_of(C))
     lam = xp.take(w, order)
     V = fix_signs(xp.take(V, order, axis=1), xp)
     return EigenResult(

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, is_numpy_namespace, to_numpy
+from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace, to_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import validate_symmetric
 from .power_steps import (
@@ -90,10 +90,10 @@ def _check_options(max_iter: Any, tol: Any, check_every: Any, strategy: str) -> 
         raise InvalidInputError(f"strategy must be 'auto', 'matvec' or 'powers', got {strategy!r}")
 
 
-def _random_unit(rng: np.random.Generator, m: int, n: int, xp: Any, dtype: Any) -> Any:
+def _random_unit(rng: np.random.Generator, m: int, n: int, xp: Any, dtype: Any, device: Any) -> Any:
     v = rng.standard_normal((m, n))
     v /= np.linalg.norm(v, axis=1, keepdims=True)
-    return xp.astype(from_numpy(v, xp), dtype)
+    return xp.astype(from_numpy(v, xp, device=device), dtype)
 
 
 def _iterate(
@@ -123,6 +123,7 @@ def _iterate(
     caller's ``B`` (host).
     """
     m, n = V.shape
+    dev = device_of(B)
     g = np.full(m, np.nan) if growth is None else np.asarray(growth, dtype=np.float64).copy()
     if m == 1 and not powers and is_numpy_namespace(xp):
         v, d, it, cv, g0 = numpy_power_run(
@@ -153,7 +154,7 @@ def _iterate(
         else:
             e = np.array([rescale_exponent(float(x), K, limit) for x in g[active]])
             if e.any():  # a steep growth would shorten the blocks: iterate on B / 2^e (exact)
-                Ba = Ba * xp.astype(from_numpy(np.exp2(-e)[:, None, None], xp), Ba.dtype)
+                Ba = Ba * xp.astype(from_numpy(np.exp2(-e)[:, None, None], xp, device=dev), Ba.dtype)
                 g[active] -= e
                 shift[active] += e
             Kl = min(lazy_length(float(x), K) for x in g[active])
@@ -180,8 +181,8 @@ def _iterate(
             first = hit_h[fin].argmax(axis=1)
             onehot = np.zeros((fin.size, K, 1))
             onehot[np.arange(fin.size), first, 0] = 1.0
-            sel = xp.astype(from_numpy(onehot, xp), V.dtype)
-            fin_x = from_numpy(fin, xp)
+            sel = xp.astype(from_numpy(onehot, xp, device=dev), V.dtype)
+            fin_x = from_numpy(fin, xp, device=dev)
             # exact selection: one term is 1 * x, the others 0 * x with x finite
             done_V.append(xp.sum(xp.take(Vs, fin_x, axis=0) * sel, axis=1))
             done_D.append(xp.sum(xp.take(D, fin_x, axis=0) * sel, axis=1))
@@ -189,7 +190,7 @@ def _iterate(
             n_iter[active[fin]] = t + first + 1
             converged[active[fin]] = True
             keep = np.nonzero(~hit_h.any(axis=1))[0]
-            keep_x = from_numpy(keep, xp)
+            keep_x = from_numpy(keep, xp, device=dev)
             active = active[keep]
             dmax_h = dmax_h[keep]
             Va = xp.take(Vs[:, -1, :], keep_x, axis=0)
@@ -211,7 +212,7 @@ def _iterate(
     done_V.append(Va)
     done_D.append(Da)
     order = np.argsort(np.concatenate(done_idx), kind="stable")
-    order_x = from_numpy(order, xp)
+    order_x = from_numpy(order, xp, device=dev)
     V_out = xp.take(xp.concat(done_V, axis=0), order_x, axis=0)
     D_out = xp.take(xp.concat(done_D, axis=0), order_x, axis=0)
     return V_out, D_out, n_iter, converged, g + shift
@@ -226,10 +227,14 @@ def _use_powers(strategy: str, n: int) -> bool:
     return strategy == "powers" or (strategy == "auto" and n <= _POWERS_MAX_N)
 
 
-def _start(x0: Any, rng: np.random.Generator, m: int, n: int, xp: Any, dtype: Any) -> Any:
+def _start(
+    x0: Any, rng: np.random.Generator, m: int, n: int, xp: Any, dtype: Any, device: Any
+) -> Any:
     if x0 is None:
-        return _random_unit(rng, m, n, xp, dtype)
-    x0 = xp.astype(x0 if hasattr(x0, "shape") else from_numpy(np.asarray(x0), xp), dtype)
+        return _random_unit(rng, m, n, xp, dtype, device)
+    x0 = xp.astype(
+        x0 if hasattr(x0, "shape") else from_numpy(np.asarray(x0), xp, device=device), dtype
+    )
     if x0.shape[-1] != n:
         raise InvalidInputError(f"x0 must have length {n}, got shape {tuple(x0.shape)}")
     x0 = xp.reshape(xp.broadcast_to(x0, (m, n)) if x0.ndim == 1 else x0, (m, n))
@@ -304,7 +309,7 @@ def power_method(
     batch, n = tuple(B.shape[:-2]), B.shape[-1]
     m = int(np.prod(batch)) if batch else 1
     B3 = xp.reshape(B, (m, n, n))
-    V0 = _start(x0, np.random.default_rng(random_state), m, n, xp, B.dtype)
+    V0 = _start(x0, np.random.default_rng(random_state), m, n, xp, B.dtype, device_of(B))
     V, _, n_iter, conv, _ = _iterate(
         B3, V0, xp, max_iter=max_iter, tol=tol, check_every=check_every,
         powers=_use_powers(strategy, n), callback=callback,

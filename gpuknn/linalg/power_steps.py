@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._backend import from_numpy, to_numpy
+from .._backend import device_of, from_numpy, to_numpy
 
 FIRST_BLOCK = 8  # steps of a run's first block, before any prediction (short runs waste less)
 SPREAD = 45.0  # log2 of the largest factor between a lazy block's norms and 1
@@ -53,9 +53,9 @@ def normalize(W: Any, fallback: Any, xp: Any) -> Any:
     # normal number) keep their direction.
     big = xp.max(xp.abs(W), axis=-1, keepdims=True)
     ok = big > 0
-    W = W / xp.where(ok, big, xp.ones((), dtype=big.dtype))
+    W = W / xp.where(ok, big, xp.ones((), dtype=big.dtype, device=device_of(big)))
     nrm = xp.sqrt(xp.sum(W * W, axis=-1, keepdims=True))
-    return xp.where(ok, W / xp.where(ok, nrm, xp.ones((), dtype=nrm.dtype)), fallback)
+    return xp.where(ok, W / xp.where(ok, nrm, xp.ones((), dtype=nrm.dtype, device=device_of(nrm))), fallback)
 
 
 def lazy_length(g: float, K: int) -> int:
@@ -105,7 +105,7 @@ def lazy_steps(B: Any, V: Any, K: int, g: np.ndarray, xp: Any) -> tuple[Any, Any
     (:func:`lazy_ok`); the growth for the next block is :func:`lazy_growth`.
     """
     k = _centre(g, K)
-    w = V * xp.astype(from_numpy(np.exp2(k)[:, None], xp), V.dtype)
+    w = V * xp.astype(from_numpy(np.exp2(k)[:, None], xp, device=device_of(V)), V.dtype)
     products = []
     if B.shape[0] == 1:
         # One matrix: 1-D vectors and a 2-D product (BLAS gemv, ~2x faster than a stack of one)
