@@ -154,7 +154,8 @@ def _iterate(
         else:
             e = np.array([rescale_exponent(float(x), K, limit) for x in g[active]])
             if e.any():  # a steep growth would shorten the blocks: iterate on B / 2^e (exact)
-                Ba = Ba * xp.astype(from_numpy(np.exp2(-e)[:, None, None], xp, device=dev), Ba.dtype)
+                f = from_numpy(np.exp2(-e)[:, None, None], xp, device=dev)
+                Ba = Ba * xp.astype(f, Ba.dtype)
                 g[active] -= e
                 shift[active] += e
             Kl = min(lazy_length(float(x), K) for x in g[active])

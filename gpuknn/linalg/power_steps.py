@@ -53,9 +53,10 @@ def normalize(W: Any, fallback: Any, xp: Any) -> Any:
     # normal number) keep their direction.
     big = xp.max(xp.abs(W), axis=-1, keepdims=True)
     ok = big > 0
-    W = W / xp.where(ok, big, xp.ones((), dtype=big.dtype, device=device_of(big)))
+    one = xp.ones((), dtype=big.dtype, device=device_of(big))
+    W = W / xp.where(ok, big, one)
     nrm = xp.sqrt(xp.sum(W * W, axis=-1, keepdims=True))
-    return xp.where(ok, W / xp.where(ok, nrm, xp.ones((), dtype=nrm.dtype, device=device_of(nrm))), fallback)
+    return xp.where(ok, W / xp.where(ok, nrm, one), fallback)
 
 
 def lazy_length(g: float, K: int) -> int:
