@@ -32,7 +32,14 @@ import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning, InvalidInputError
-from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
+from .eigh import (
+    EigenResult,
+    check_n_components,
+    eigh,
+    fix_signs,
+    residual_norms,
+    validate_symmetric,
+)
 from .power_steps import decay_rate, decay_steps
 
 __all__ = ["block_eigh"]
@@ -107,11 +114,9 @@ def _steps_to_go(history: list[tuple[int, float]], target: float, most: int) -> 
 
 def _ritz(Q: Any, W: Any, xp: Any) -> tuple[Any, Any, Any, Any]:
     """Rayleigh-Ritz of ``W = C Q``: float64 ``Q``, ``W``, Ritz values (ascending) and the
-    eigenvectors ``S`` of the b x b ``Q^T C Q``. ``Q = None`` stands for the identity (then
-    ``W = C`` and the returned ``Q64`` is ``None``)."""
-    W64 = xp.astype(W, xp.float64)
-    Q64 = None if Q is None else xp.astype(Q, xp.float64)
-    H = W64 if Q64 is None else xp.matmul(xp.matrix_transpose(Q64), W64)
+    eigenvectors ``S`` of the b x b ``Q^T C Q``."""
+    Q64, W64 = xp.astype(Q, xp.float64), xp.astype(W, xp.float64)
+    H = xp.matmul(xp.matrix_transpose(Q64), W64)
     theta, S = xp.linalg.eigh((H + xp.matrix_transpose(H)) / 2)
     return Q64, W64, theta, S
 
@@ -166,7 +171,7 @@ def block_eigh(
         Limit on iterations (products with ``C``).
     random_state : int, numpy Generator or None
         Seed of the random start basis (drawn on the host); unused when the block reaches
-        ``n`` (``p + oversample >= n``), whose basis is the identity.
+        ``n`` (``p + oversample >= n``), which is solved by a float64 dense ``eigh``.
     oversample : int, optional
         Extra basis columns; default ``max(10, p // 2)`` (the block is capped at ``n``).
     check_every : int, default 4
@@ -227,38 +232,38 @@ def block_eigh(
         raise InvalidInputError(f"tol must be a positive number, got {tol!r}")
     b = min(n, p + int(oversample))
     rng = np.random.default_rng(random_state)
-    dev = device_of(C)
     if b == n:
-        # The basis spans everything: take the exact one (None: the identity), so the single
-        # Rayleigh-Ritz step is the dense eigh of C itself -- no random basis to orthonormalise
-        # or round, and no products with the identity
-        Q = None
-    else:
-        # A Gaussian n x b block is well conditioned: Cholesky QR is enough here too.
-        Q = _orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp, device=dev), C.dtype),
-                  xp, twice=C.dtype == xp.float64)
+        # A basis of the whole space: its single Rayleigh-Ritz step would be the dense eigh of
+        # C itself (in float64, like every Rayleigh-Ritz step), so that is what runs
+        r = eigh(xp.astype(C, xp.float64), p)
+        if callback is not None:
+            callback({"iteration": 1, "max_residual": float(xp.max(r.residuals))})
+        return _result(C, r.eigenvectors, r.eigenvalues, 1, True, xp)
+    dev = device_of(C)
+    # A Gaussian n x b block is well conditioned (b < n): Cholesky QR is enough here too.
+    Q = _orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp, device=dev), C.dtype),
+              xp, twice=C.dtype == xp.float64)
     converged = False
     lead = xp.arange(b - 1, b - 1 - p, -1, device=dev)  # eigh is ascending: largest p first
     sigma = 0.0
     next_rr = min(check_every, max_iter)
     history: list[tuple[int, float]] = []
     for it in range(1, max_iter + 1):
-        W = C if Q is None else xp.matmul(C, Q)
-        if psd and it == 1 and b < n and next_rr != 1:
+        W = xp.matmul(C, Q)
+        if psd and it == 1 and next_rr != 1:
             # the first shift: the smallest Ritz pair of the b x b Q^T C Q, no residual test
             sigma = _shift(C, *_ritz(Q, W, xp), xp)
-        # b == n: the basis spans everything, Rayleigh-Ritz is exact (up to round-off)
-        if it == next_rr or it == max_iter or b == n:
+        if it == next_rr or it == max_iter:
             Q64, W64, theta, S = _ritz(Q, W, xp)
             Sp = xp.take(S, lead, axis=1)
             lam = xp.take(theta, lead)
-            V = Sp if Q64 is None else xp.matmul(Q64, Sp)
+            V = xp.matmul(Q64, Sp)
             R = xp.matmul(W64, Sp) - V * lam
             worst = float(xp.max(xp.linalg.vector_norm(R, axis=0)))
             scale = float(xp.max(xp.abs(theta)))
             if callback is not None:
                 callback({"iteration": it, "max_residual": worst})
-            if worst <= tol * scale or b == n:
+            if worst <= tol * scale:
                 converged = True
                 break
             if psd:
@@ -279,8 +284,14 @@ def block_eigh(
             ConvergenceWarning,
             stacklevel=2,
         )
+    return _result(C, V, lam, it, converged, xp)
+
+
+def _result(C: Any, V: Any, lam: Any, it: int, converged: bool, xp: Any) -> EigenResult:
+    """Eigenpairs in C's dtype (signs fixed after the cast), with residuals against C."""
     V = fix_signs(xp.astype(V, C.dtype), xp)
     lam = xp.astype(lam, C.dtype)
+    p = lam.shape[0]
     return EigenResult(
         eigenvalues=lam,
         eigenvectors=V,
