@@ -33,7 +33,6 @@ chunks in parallel threads on single-threaded BLAS (:func:`gram_and_sums`,
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any, Callable
 
@@ -41,6 +40,8 @@ import numpy as np
 
 from .._backend import array_namespace, is_numpy_namespace, to_numpy, validate_matrix
 from ..errors import InvalidInputError
+from .numpy_blas import blas_threads as _blas_threads
+from .numpy_blas import controller as _numpy_blas
 
 __all__ = ["covariance", "covariance_spectrum"]
 
@@ -226,39 +227,7 @@ def centred_scatter(X: Any, mean: Any) -> Any:
     return S - n * (drift[:, None] * drift[None, :])
 
 
-_CONTROLLER: Any = None  # threadpoolctl controller of NumPy's BLAS, built on first use
 _LOCK = threading.Lock()  # one caller at a time limits BLAS (see _reduce_row_chunks)
-
-
-def _numpy_blas() -> Any:
-    """NumPy's own BLAS as a threadpoolctl controller, when it is OpenBLAS on pthreads (whose
-    thread limit holds process-wide, so the worker threads really run single-threaded);
-    ``None`` otherwise (MKL's and OpenMP builds' limits are per calling thread, and a BLAS
-    threadpoolctl cannot see may be NumPy's). Built once: scanning the loaded libraries
-    takes ~4 ms in a process that has imported scikit-learn."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = False
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            blas = ThreadpoolController().select(user_api="blas").lib_controllers
-            # NumPy's wheels carry their OpenBLAS in numpy.libs (or numpy/.libs); otherwise
-            # the only BLAS loaded is taken to be NumPy's
-            mine = [lib for lib in blas if "numpy" in os.path.basename(os.path.dirname(lib.filepath))]
-            mine = mine or (blas if len(blas) == 1 else [])
-            if mine and mine[0].internal_api == "openblas" \
-                    and getattr(mine[0], "threading_layer", None) == "pthreads":
-                _CONTROLLER = ThreadpoolController().select(filepath=mine[0].filepath)
-        except Exception:  # noqa: BLE001 - no threadpoolctl, or it cannot inspect: no threads
-            _CONTROLLER = False
-    return _CONTROLLER or None
-
-
-def _blas_threads() -> int:
-    """Threads NumPy's BLAS is set to use now (1 if unknown)."""
-    c = _numpy_blas()
-    return max((int(lib.num_threads or 1) for lib in c.lib_controllers), default=1) if c else 1
 
 
 def _reduce_row_chunks(

@@ -16,6 +16,7 @@ import numpy as np
 from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
+from .numpy_blas import rank1_update
 from .power import _check_options, _iterate, _random_unit, _rayleigh, _use_powers
 from .power_steps import exponent_limit, normalize
 
@@ -31,18 +32,26 @@ def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool, e: np.ndarray) -
     ``lambda_{j+1} / lambda_j <= 1`` and its lazy blocks rarely need the run's own
     rescaling (see :mod:`gpuknn.linalg.power_steps`).
 
-    Not BLAS ``ger``: on the CPU machine a matrix updated by OpenBLAS ``sger`` made every
-    later ``gemv`` on it 3x slower (until NumPy rewrote it), which cost far more than the
-    ~0.2 ms per eigenpair it would save.
+    On NumPy the update is NumPy's own BLAS ``ger`` where it can be reached
+    (:func:`~gpuknn.linalg.numpy_blas.rank1_update`): right after a ``gemv`` chain it takes
+    0.22-0.78 ms for n = 784 in float32, against 0.68-2.9 ms for the ufunc loop below, whose
+    single thread competes with OpenBLAS's still spinning worker. (SciPy's ``ger`` is not
+    an option: its wheel's OpenBLAS has a thread pool of its own, and with both pools
+    spinning the later ``gemv`` took 54-57 us against 19-25 us -- the "ger slows later
+    products" once blamed on the update itself.)
     """
     f = np.exp2(-e)
-    if owned and is_numpy_namespace(xp):
-        # In place, in row blocks of the outer product small enough to stay in cache: one
-        # pass over B (0.55 -> 0.25 ms for n = 784) instead of writing and re-reading an
-        # n x n temporary.
-        n = B.shape[-1]
-        rows = max(1, (256 << 10) // (n * B.itemsize))
+    if is_numpy_namespace(xp):
+        if not owned:
+            B = np.array(B, order="C")  # the caller's matrix stays as it was
         for i in range(B.shape[0]):
+            if f[i] == 1.0 and rank1_update(B[i], V[i], V[i], -float(lam[i])):
+                continue
+            # In place, in row blocks of the outer product small enough to stay in cache:
+            # one pass over B (0.55 -> 0.25 ms for n = 784) instead of writing and
+            # re-reading an n x n temporary.
+            n = B.shape[-1]
+            rows = max(1, (256 << 10) // (n * B.itemsize))
             lv = lam[i] * V[i]
             for r in range(0, n, rows):
                 block = B[i, r : r + rows]
