@@ -52,6 +52,14 @@ def test_rank1_update_views_and_large(ger_or_skip):
     np.testing.assert_array_equal(S[[0, 2]], before[[0, 2]])
 
 
+def _unaligned(A):
+    buf = np.zeros(A.nbytes + 1, dtype=np.uint8)
+    U = buf[1:].view(A.dtype).reshape(A.shape)
+    U[...] = A
+    assert not U.flags.aligned and U.flags.c_contiguous
+    return U
+
+
 def test_rank1_update_declines_what_it_cannot_do():
     """Arrays ger cannot take safely are left alone (False): the caller's fallback runs."""
     rng = np.random.default_rng(2)
@@ -71,6 +79,10 @@ def test_rank1_update_declines_what_it_cannot_do():
         (A[None], x, x),  # not a matrix
         (np.zeros((0, 6)), np.zeros(0), x),  # empty
         (np.asarray(A).view(np.matrix), x, x),  # a subclass
+        (A, A[0], x),  # x overlaps A
+        (A, x, A[2]),  # y overlaps A
+        (A.astype(">f8"), x.astype(">f8"), x.astype(">f8")),  # not native byte order
+        (_unaligned(A), x, x),
     ]
     for M, a, b in cases:
         keep = np.array(M, copy=True)

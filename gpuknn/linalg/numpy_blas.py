@@ -72,7 +72,8 @@ def blas_threads() -> int:
 
 
 def _find_ger() -> dict:
-    """``{np.float32: cblas_sger, np.float64: cblas_dger}`` of NumPy's OpenBLAS, or ``{}``.
+    """``{float32: (cblas_sger, largest int), float64: (cblas_dger, ...)}`` of NumPy's
+    OpenBLAS, or ``{}``.
 
     The symbols' prefix and suffix (``scipy_`` and ``64_`` in NumPy's wheels) are found
     through ``openblas_get_config``, whose text says whether integers are 64-bit
@@ -105,7 +106,8 @@ def _find_ger() -> dict:
                 f.restype = None
                 f.argtypes = [ctypes.c_int, integer, integer, real, ctypes.c_void_p, integer,
                               ctypes.c_void_p, integer, ctypes.c_void_p, integer]
-                found[np.dtype(dtype)] = f
+                found[np.dtype(dtype)] = (f, np.iinfo(np.int64 if integer is ctypes.c_int64
+                                                      else np.intc).max)
             return found
     return {}
 
@@ -116,10 +118,10 @@ def rank1_update(A: Any, x: Any, y: Any, alpha: float) -> bool:
     Parameters
     ----------
     A : numpy.ndarray, shape (m, n)
-        C-contiguous, writeable, float32 or float64.
+        C-contiguous, aligned, writeable, float32 or float64.
     x : numpy.ndarray, shape (m,)
     y : numpy.ndarray, shape (n,)
-        Contiguous, of A's dtype.
+        Contiguous and aligned, of A's dtype, not overlapping A.
     alpha : float
 
     Returns
@@ -141,16 +143,19 @@ def rank1_update(A: Any, x: Any, y: Any, alpha: float) -> bool:
         return False
     if A.ndim != 2 or x.shape != A.shape[:1] or y.shape != A.shape[1:] or 0 in A.shape:
         return False
-    if not (A.flags.c_contiguous and A.flags.writeable and x.flags.c_contiguous
-            and y.flags.c_contiguous and x.dtype == A.dtype == y.dtype):
+    if not (A.flags.c_contiguous and A.flags.writeable and A.flags.aligned
+            and x.flags.c_contiguous and x.flags.aligned and y.flags.c_contiguous
+            and y.flags.aligned and x.dtype == A.dtype == y.dtype):
         return False
+    if np.may_share_memory(A, x) or np.may_share_memory(A, y):
+        return False  # BLAS leaves overlapping operands undefined
     if _GER is None:
         with _INIT:
             if _GER is None:
                 _GER = _find_ger()
-    f = _GER.get(A.dtype)
-    if f is None:
-        return False
+    f, limit = _GER.get(A.dtype, (None, 0))
     m, n = A.shape
+    if f is None or max(m, n) > limit:
+        return False
     f(_ROW_MAJOR, m, n, float(alpha), x.ctypes.data, 1, y.ctypes.data, 1, A.ctypes.data, n)
     return True
