@@ -13,10 +13,30 @@ from gpuknn.linalg.deflation import _deflate
 
 
 def _wheel_openblas() -> bool:
-    """NumPy's BLAS is the pthreads OpenBLAS of its wheel (numpy.libs): ger must be found."""
-    c = nb.controller()
-    return bool(c) and all("numpy" in os.path.basename(os.path.dirname(lib.filepath))
-                           for lib in c.lib_controllers)
+    """NumPy's BLAS is the OpenBLAS of its wheel (numpy.libs): ger must be found."""
+    lib = nb._numpy_openblas()
+    return lib is not None and "numpy" in os.path.basename(os.path.dirname(lib.filepath))
+
+
+@pytest.fixture
+def fresh_caches():
+    """Clear the module's cached discoveries before and after a test that fakes them."""
+    def clear():
+        for f in (nb._numpy_openblas, nb.controller, nb._ger):
+            f.cache_clear()
+    clear()
+    yield
+    clear()
+
+
+class Recorder:
+    """Stands in for a cblas ``?ger``: records its arguments, touches nothing."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args):
+        self.calls.append(args)
 
 
 @pytest.fixture
@@ -60,8 +80,12 @@ def _unaligned(A):
     return U
 
 
-def test_rank1_update_declines_what_it_cannot_do():
-    """Arrays ger cannot take safely are left alone (False): the caller's fallback runs."""
+def test_rank1_update_declines_what_it_cannot_do(monkeypatch):
+    """Arrays ger cannot take safely are left alone (False) and never reach BLAS (a recording
+    stand-in for ger, so this holds whatever BLAS NumPy has): the caller's fallback runs."""
+    ger = Recorder()
+    monkeypatch.setattr(nb, "_ger", lambda: {np.dtype(np.float64): (ger, 10**9),
+                                             np.dtype(np.float32): (ger, 10**9)})
     rng = np.random.default_rng(2)
     A = rng.standard_normal((6, 6))
     x = rng.standard_normal(6)
@@ -90,6 +114,131 @@ def test_rank1_update_declines_what_it_cannot_do():
         np.testing.assert_array_equal(np.asarray(M), keep)
     strict = pytest.importorskip("array_api_strict")
     assert not nb.rank1_update(strict.asarray(A), strict.asarray(x), strict.asarray(x), 1.0)
+    assert ger.calls == []
+    # what qualifies reaches ger, row-major, with lda = n
+    B = np.zeros((6, 4))
+    assert nb.rank1_update(B, x, x[:4], -2.0)
+    (args,) = ger.calls
+    assert args[:4] == (101, 6, 4, -2.0) and args[5] == args[7] == 1 and args[9] == 4
+    assert (args[4], args[6], args[8]) == (x.ctypes.data, x.ctypes.data, B.ctypes.data)
+
+
+def test_rank1_update_respects_blas_integer_range(monkeypatch):
+    ger = Recorder()
+    monkeypatch.setattr(nb, "_ger", lambda: {np.dtype(np.float64): (ger, 5)})
+    assert not nb.rank1_update(np.zeros((6, 2)), np.zeros(6), np.zeros(2), 1.0)
+    assert not nb.rank1_update(np.zeros((2, 6)), np.zeros(2), np.zeros(6), 1.0)
+    assert ger.calls == []
+    assert nb.rank1_update(np.zeros((5, 5)), np.zeros(5), np.zeros(5), 1.0)
+    assert len(ger.calls) == 1
+
+
+class FakeLib:
+    """threadpoolctl's view of one loaded BLAS."""
+
+    def __init__(self, filepath, internal_api="openblas", version="0.3.31", layer="pthreads"):
+        self.filepath, self.internal_api, self.version = filepath, internal_api, version
+        self.threading_layer = layer
+
+
+def _numpy_home():
+    return os.path.dirname(os.path.realpath(np.__file__))
+
+
+def test_numpys_blas_is_the_one_in_numpys_folders(monkeypatch):
+    home = _numpy_home()
+    wheel = FakeLib(home + ".libs/libscipy_openblas64_-x.so")
+    dotlibs = FakeLib(home + "/.dylibs/libscipy_openblas64_.dylib")
+    scipy = FakeLib(os.path.dirname(home) + "/scipy.libs/libscipy_openblas-y.so")
+    system = FakeLib("/usr/lib/x86_64-linux-gnu/libopenblas.so.0")
+    assert nb._is_numpys([scipy, wheel]) == [wheel]
+    assert nb._is_numpys([dotlibs, scipy]) == [dotlibs]
+    assert nb._is_numpys([scipy, system]) == []  # two candidates, neither in NumPy's folders
+    # one library outside NumPy's folders: NumPy's only if its build names it, same version
+    built = {"Build Dependencies": {"blas": {"name": "openblas", "version": "0.3.31"}}}
+    monkeypatch.setattr(np.__config__, "CONFIG", built, raising=False)
+    assert nb._is_numpys([system]) == [system]
+    assert nb._is_numpys([system, FakeLib("/opt/blas/libopenblas.so")]) == []  # ambiguous
+    assert nb._is_numpys([scipy]) == []  # another package's bundled copy, whatever it says
+    assert nb._is_numpys([FakeLib(system.filepath, version="0.3.20")]) == []
+    assert nb._is_numpys([FakeLib("/opt/mkl/libmkl_rt.so", internal_api="mkl")]) == []
+    monkeypatch.setattr(np.__config__, "CONFIG", {}, raising=False)
+    assert nb._is_numpys([system]) == []
+
+
+@pytest.mark.usefixtures("fresh_caches")
+@pytest.mark.parametrize("libs, found, threads", [
+    (["wheel"], True, True),
+    (["wheel", "scipy"], True, True),
+    (["wheel-openmp"], True, False),  # ger yes, thread limits no (per calling thread)
+    (["mkl"], False, False),
+    ([], False, False),
+    (None, False, False),  # threadpoolctl fails
+])
+def test_discovery_of_numpys_openblas(libs, found, threads, monkeypatch):
+    pytest.importorskip("threadpoolctl")
+    import threadpoolctl
+
+    home = _numpy_home()
+    made = {
+        "wheel": FakeLib(home + ".libs/libscipy_openblas64_-x.so"),
+        "wheel-openmp": FakeLib(home + ".libs/libscipy_openblas64_-x.so", layer="openmp"),
+        "scipy": FakeLib(os.path.dirname(home) + "/scipy.libs/libscipy_openblas-y.so"),
+        "mkl": FakeLib(home + ".libs/libmkl_rt.so", internal_api="mkl"),
+    }
+
+    class FakeController:
+        def __init__(self):
+            if libs is None:
+                raise RuntimeError("cannot inspect")
+            self.lib_controllers = [made[k] for k in libs]
+
+        def select(self, **kw):
+            return self
+
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", FakeController)
+    lib = nb._numpy_openblas()
+    assert (lib is not None) == found
+    if found:
+        assert lib is made[libs[0]]
+    assert (nb.controller() is not None) == threads
+
+
+class FakeDLL:
+    """A shared library with chosen symbols; ``openblas_get_config`` returns ``config``."""
+
+    def __init__(self, prefix, suffix, config, gers=("s", "d")):
+        def get_config():
+            return config
+        setattr(self, f"{prefix}openblas_get_config{suffix}", get_config)
+        for c in gers:
+            setattr(self, f"{prefix}cblas_{c}ger{suffix}", type("F", (), {})())
+
+
+@pytest.mark.parametrize("prefix, suffix, config, width", [
+    ("scipy_", "64_", b"OpenBLAS 0.3.31 USE64BITINT DYNAMIC_ARCH", 64),  # NumPy's wheels
+    ("scipy_", "", b"OpenBLAS 0.3.31 DYNAMIC_ARCH", 32),  # SciPy's wheels
+    ("", "", b"OpenBLAS 0.3.21 NO_AFFINITY", 32),  # a system library
+    ("", "64_", b"OpenBLAS 0.3.21 USE64BITINT", 64),
+])
+def test_ger_symbols_and_integer_width(prefix, suffix, config, width):
+    import ctypes
+
+    got = nb._ger_functions(FakeDLL(prefix, suffix, config))
+    assert set(got) == {np.dtype(np.float32), np.dtype(np.float64)}
+    integer = ctypes.c_int64 if width == 64 else ctypes.c_int
+    for dtype, real in ((np.float32, ctypes.c_float), (np.float64, ctypes.c_double)):
+        f, limit = got[np.dtype(dtype)]
+        assert f.argtypes == [ctypes.c_int, integer, integer, real, ctypes.c_void_p, integer,
+                              ctypes.c_void_p, integer, ctypes.c_void_p, integer]
+        assert limit == 2 ** (width - 1) - 1
+
+
+def test_ger_symbols_not_identified():
+    assert nb._ger_functions(FakeDLL("scipy_", "64_", b"BLIS 1.0 USE64BITINT")) == {}
+    assert nb._ger_functions(FakeDLL("scipy_", "64_", None)) == {}
+    assert nb._ger_functions(FakeDLL("scipy_", "64_", b"OpenBLAS 0.3", gers=("s",))) == {}
+    assert nb._ger_functions(FakeDLL("mkl_", "", b"OpenBLAS 0.3")) == {}  # no known prefix
 
 
 def test_blas_threads_is_a_count():
@@ -118,12 +267,14 @@ def test_deflate_numpy_paths_agree_with_generic(dtype, e, monkeypatch):
     calls = []
     real = nb.rank1_update
     monkeypatch.setattr("gpuknn.linalg.deflation.rank1_update",
-                        lambda *a: calls.append(a[0].shape) or real(*a))
+                        lambda *a: calls.append(real(*a)) or calls[-1])
     Bc = B.copy()
     got = _deflate(Bc, V, lam, npx, owned=False, e=ee)
     assert got is not Bc and np.array_equal(Bc, B)  # not owned: the input is left alone
     np.testing.assert_allclose(got, want, **tol)
     assert len(calls) == (1 if e else 2)  # the rescaled member takes the ufunc loop
+    if _wheel_openblas():
+        assert all(calls)  # and ger took the others
     got = _deflate(Bc, V, lam, npx, owned=True, e=ee)
     assert got is Bc  # owned: updated in place
     np.testing.assert_allclose(got, want, **tol)

@@ -1,68 +1,91 @@
 """NumPy's own BLAS, reached directly: its thread controller and a rank-1 update.
 
 The thin dispatch layer for the two things NumPy does not expose and the CPU fast paths
-need, each with a plain fallback when NumPy's BLAS cannot be identified:
+need, each with a plain fallback whenever NumPy's BLAS is not positively identified as an
+OpenBLAS (through threadpoolctl):
 
-* :func:`controller` -- a threadpoolctl controller of NumPy's BLAS when it is OpenBLAS on
+* :func:`controller` -- a threadpoolctl controller of NumPy's OpenBLAS when it runs on
   pthreads, whose thread limit holds process-wide (the covariance's row chunks run on
-  Python threads with BLAS limited to one thread).
+  Python threads with BLAS limited to one thread; MKL's and OpenMP builds' limits are per
+  calling thread).
 * :func:`rank1_update` -- ``A += alpha x y^T`` in place by NumPy's own OpenBLAS
-  ``cblas_?ger``, multithreaded like the ``gemv`` chains around it (Hotelling deflation).
-  On the CPU machine: 0.22-0.78 ms per 784 x 784 float32 update right after a power
-  method's ``gemv`` chain, against 0.68-2.9 ms for the same update in NumPy ufuncs (whose
-  single thread shares the CPU with OpenBLAS's still spinning worker).
+  ``cblas_?ger`` (any threading layer), multithreaded like the ``gemv`` chains around it
+  (Hotelling deflation). On the CPU machine: 0.22-0.78 ms per 784 x 784 float32 update
+  right after a power method's ``gemv`` chain, against 0.68-2.9 ms for the same update in
+  NumPy ufuncs (whose single thread shares the CPU with OpenBLAS's still spinning worker).
 
-Only NumPy's library is called, never SciPy's: SciPy's wheels carry a second OpenBLAS with
-a thread pool of its own, and interleaving the two pools in one loop made every call
-several times slower (see docs/architecture.md).
+Only NumPy's library is called, never another one loaded beside it (SciPy's wheels carry a
+second OpenBLAS with a thread pool of its own; interleaving the two pools in one loop made
+every call several times slower, see docs/architecture.md). NumPy's library is the one in
+NumPy's own folders (``numpy.libs``, ``numpy/.libs``, ``numpy/.dylibs``), or else the only
+BLAS loaded when NumPy's build configuration names the same library and version.
 """
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import os
-import threading
 from typing import Any
 
 import numpy as np
 
 __all__ = ["blas_threads", "controller", "rank1_update"]
 
-_CONTROLLER: Any = None  # threadpoolctl controller of NumPy's BLAS, built on first use
-_GER: Any = None  # {dtype: cblas ?ger function}, built on first use
-_INIT = threading.RLock()  # reentrant: _find_ger asks for the controller
 _ROW_MAJOR = 101  # CblasRowMajor
 
 
-def controller() -> Any:
-    """NumPy's own BLAS as a threadpoolctl controller, when it is OpenBLAS on pthreads (whose
-    thread limit holds process-wide, so the worker threads really run single-threaded);
-    ``None`` otherwise (MKL's and OpenMP builds' limits are per calling thread, and a BLAS
-    threadpoolctl cannot see may be NumPy's). Built once: scanning the loaded libraries
-    takes ~4 ms in a process that has imported scikit-learn."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        with _INIT:
-            if _CONTROLLER is None:
-                _CONTROLLER = _find_controller()
-    return _CONTROLLER or None
+def _is_numpys(libs: list) -> list:
+    """The threadpoolctl library entries in ``libs`` that are NumPy's own BLAS."""
+    root = os.path.dirname(os.path.realpath(np.__file__))
+    homes = (root + os.sep, root + ".libs" + os.sep)  # numpy/.libs, numpy/.dylibs; numpy.libs
+    mine = [lib for lib in libs if os.path.realpath(lib.filepath).startswith(homes)]
+    if mine or len(libs) != 1:
+        return mine
+    # a NumPy linked to a shared library outside its folders: the only BLAS loaded, if
+    # NumPy's build configuration names that library and version
+    try:
+        built = np.__config__.CONFIG["Build Dependencies"]["blas"]
+        name, version = str(built.get("name", "")).lower(), str(built.get("version", ""))
+    except Exception:  # noqa: BLE001 - NumPy < 1.26 or no such record: not identified
+        return []
+    lib = libs[0]
+    # another package's bundled copy (scipy.libs, .dylibs) is never NumPy's
+    bundled = os.path.basename(os.path.dirname(lib.filepath)).endswith((".libs", ".dylibs"))
+    ok = not bundled and lib.internal_api in name and version and str(lib.version) == version
+    return libs if ok else []
 
 
-def _find_controller() -> Any:
+@functools.lru_cache(maxsize=None)
+def _numpy_openblas() -> Any:
+    """threadpoolctl's entry for NumPy's own OpenBLAS, or None. Built once: scanning the
+    loaded libraries takes ~4 ms in a process that has imported scikit-learn."""
     try:
         from threadpoolctl import ThreadpoolController
 
-        blas = ThreadpoolController().select(user_api="blas").lib_controllers
-        # NumPy's wheels carry their OpenBLAS in numpy.libs (or numpy/.libs); otherwise the
-        # only BLAS loaded is taken to be NumPy's
-        mine = [lib for lib in blas if "numpy" in os.path.basename(os.path.dirname(lib.filepath))]
-        mine = mine or (blas if len(blas) == 1 else [])
-        if mine and mine[0].internal_api == "openblas" \
-                and getattr(mine[0], "threading_layer", None) == "pthreads":
-            return ThreadpoolController().select(filepath=mine[0].filepath)
+        mine = _is_numpys(ThreadpoolController().select(user_api="blas").lib_controllers)
     except Exception:  # noqa: BLE001 - no threadpoolctl, or it cannot inspect: no fast paths
-        pass
-    return False
+        return None
+    return mine[0] if len(mine) == 1 and mine[0].internal_api == "openblas" else None
+
+
+@functools.lru_cache(maxsize=None)
+def controller() -> Any:
+    """NumPy's own BLAS as a threadpoolctl controller, for limiting its threads.
+
+    Returns
+    -------
+    threadpoolctl.ThreadpoolController or None
+        A controller of NumPy's OpenBLAS when it runs on pthreads (its thread limit holds
+        process-wide, so worker threads really run single-threaded); ``None`` otherwise
+        (MKL's and OpenMP builds' limits are per calling thread; a BLAS not identified as
+        NumPy's is left alone).
+    """
+    lib = _numpy_openblas()
+    if lib is None or getattr(lib, "threading_layer", None) != "pthreads":
+        return None
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(filepath=lib.filepath)
 
 
 def blas_threads() -> int:
@@ -71,45 +94,54 @@ def blas_threads() -> int:
     return max((int(lib.num_threads or 1) for lib in c.lib_controllers), default=1) if c else 1
 
 
-def _find_ger() -> dict:
-    """``{float32: (cblas_sger, largest int), float64: (cblas_dger, ...)}`` of NumPy's
-    OpenBLAS, or ``{}``.
+def _ger_functions(dll: Any) -> dict:
+    """``{float32: (cblas_sger, largest int), float64: (cblas_dger, ...)}`` of an OpenBLAS
+    loaded as ``dll`` (a ``ctypes.CDLL``), or ``{}``.
 
     The symbols' prefix and suffix (``scipy_`` and ``64_`` in NumPy's wheels) are found
     through ``openblas_get_config``, whose text says whether integers are 64-bit
     (``USE64BITINT``): a wrong integer width would corrupt memory, so anything not
     positively identified leaves the fallback in charge.
     """
-    c = controller()
-    if not c or len(c.lib_controllers) != 1:
-        return {}
-    try:
-        lib = ctypes.CDLL(c.lib_controllers[0].filepath)
-    except OSError:
-        return {}
+    import ctypes
+
     for prefix in ("scipy_", ""):
         for suffix in ("64_", ""):
-            config = getattr(lib, f"{prefix}openblas_get_config{suffix}", None)
+            config = getattr(dll, f"{prefix}openblas_get_config{suffix}", None)
             if config is None:
                 continue
             config.restype = ctypes.c_char_p
             text = (config() or b"").decode(errors="replace").split()
             if "OpenBLAS" not in text:
                 return {}
-            integer = ctypes.c_int64 if "USE64BITINT" in text else ctypes.c_int
+            wide = "USE64BITINT" in text
+            integer = ctypes.c_int64 if wide else ctypes.c_int
             found = {}
             for dtype, char, real in ((np.float32, "s", ctypes.c_float),
                                       (np.float64, "d", ctypes.c_double)):
-                f = getattr(lib, f"{prefix}cblas_{char}ger{suffix}", None)
+                f = getattr(dll, f"{prefix}cblas_{char}ger{suffix}", None)
                 if f is None:
                     return {}
                 f.restype = None
                 f.argtypes = [ctypes.c_int, integer, integer, real, ctypes.c_void_p, integer,
                               ctypes.c_void_p, integer, ctypes.c_void_p, integer]
-                found[np.dtype(dtype)] = (f, np.iinfo(np.int64 if integer is ctypes.c_int64
-                                                      else np.intc).max)
+                found[np.dtype(dtype)] = (f, int(np.iinfo(np.int64 if wide else np.intc).max))
             return found
     return {}
+
+
+@functools.lru_cache(maxsize=None)
+def _ger() -> dict:
+    """NumPy's own ``?ger`` functions (see :func:`_ger_functions`), ``{}`` when unreachable."""
+    lib = _numpy_openblas()
+    if lib is None:
+        return {}
+    try:
+        import ctypes
+
+        return _ger_functions(ctypes.CDLL(lib.filepath))
+    except (ImportError, OSError):  # no ctypes here, or the library cannot be opened
+        return {}
 
 
 def rank1_update(A: Any, x: Any, y: Any, alpha: float) -> bool:
@@ -118,17 +150,23 @@ def rank1_update(A: Any, x: Any, y: Any, alpha: float) -> bool:
     Parameters
     ----------
     A : numpy.ndarray, shape (m, n)
-        C-contiguous, aligned, writeable, float32 or float64.
-    x : numpy.ndarray, shape (m,)
-    y : numpy.ndarray, shape (n,)
+        C-contiguous, aligned, writeable, float32 or float64 in native byte order.
+    x, y : numpy.ndarray, shapes (m,) and (n,)
         Contiguous and aligned, of A's dtype, not overlapping A.
     alpha : float
+        Scale of the outer product (rounded to A's dtype by BLAS).
 
     Returns
     -------
     bool
-        True when A was updated; False (A untouched) when the arrays or NumPy's BLAS do not
-        qualify -- the caller then updates A its own way. O(m n), one pass over A.
+        True when A was updated; False (A untouched) when the arrays (subclasses such as
+        ``np.memmap`` included) or NumPy's BLAS do not qualify: the caller then updates A
+        its own way.
+
+    Notes
+    -----
+    O(m n), one pass over A, on BLAS's threads. With ``alpha == 0`` BLAS returns at once,
+    so NaN or inf in x or y do not reach A.
 
     Examples
     --------
@@ -138,7 +176,6 @@ def rank1_update(A: Any, x: Any, y: Any, alpha: float) -> bool:
     >>> A.tolist() if done else (A - np.outer(np.ones(2), [1.0, 2.0])).tolist()
     [[0.0, -2.0], [-1.0, -1.0]]
     """
-    global _GER
     if not (type(A) is np.ndarray and type(x) is np.ndarray and type(y) is np.ndarray):
         return False
     if A.ndim != 2 or x.shape != A.shape[:1] or y.shape != A.shape[1:] or 0 in A.shape:
@@ -149,11 +186,7 @@ def rank1_update(A: Any, x: Any, y: Any, alpha: float) -> bool:
         return False
     if np.may_share_memory(A, x) or np.may_share_memory(A, y):
         return False  # BLAS leaves overlapping operands undefined
-    if _GER is None:
-        with _INIT:
-            if _GER is None:
-                _GER = _find_ger()
-    f, limit = _GER.get(A.dtype, (None, 0))
+    f, limit = _ger().get(A.dtype, (None, 0))  # keys are native dtypes: '>f8' finds none
     m, n = A.shape
     if f is None or max(m, n) > limit:
         return False
