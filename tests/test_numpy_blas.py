@@ -10,6 +10,7 @@ import pytest
 from gpuknn.linalg import deflated_power_method
 from gpuknn.linalg import numpy_blas as nb
 from gpuknn.linalg.deflation import _deflate
+from test_linalg import spd_with_gap
 
 
 def _wheel_openblas() -> bool:
@@ -285,10 +286,7 @@ def test_deflate_numpy_paths_agree_with_generic(dtype, e, monkeypatch):
 def test_deflation_without_ger_finds_the_same_pairs(monkeypatch):
     """The whole solver with ger declined (a NumPy whose BLAS is not reachable) agrees with
     the default run and with eigh."""
-    rng = np.random.default_rng(4)
-    Q, _ = np.linalg.qr(rng.standard_normal((30, 30)))
-    C = (Q * 100.0 * 0.7 ** np.arange(30)) @ Q.T
-    C = (C + C.T) / 2
+    C = spd_with_gap(30, seed=4, decay=0.7)
     fast = deflated_power_method(C, 5, tol=1e-12, random_state=0)
     monkeypatch.setattr("gpuknn.linalg.deflation.rank1_update", lambda *a: False)
     slow = deflated_power_method(C, 5, tol=1e-12, random_state=0)

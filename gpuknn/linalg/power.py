@@ -146,11 +146,10 @@ def _iterate(
     t, want = 0, min(check_every, FIRST_BLOCK)
     while active.size and t < max_iter:
         K = min(want, max_iter - t)
+        dmax_h = None  # set by a lazy block, which reads its test with its norms
         if powers:
             W = xp.matmul(Pa[:, :K, ...], Va[:, None, :, None])[..., 0]
             Vs = normalize(W, Va[:, None, :], xp)
-            D, dmax = step_test(Vs, Va, xp)
-            dmax_h = to_numpy(dmax).astype(np.float64)
         else:
             e = np.array([rescale_exponent(float(x), K, limit) for x in g[active]])
             if e.any():  # a steep growth would shorten the blocks: iterate on B / 2^e (exact)
@@ -159,7 +158,6 @@ def _iterate(
                 g[active] -= e
                 shift[active] += e
             Kl = min(lazy_length(float(x), K) for x in g[active])
-            dmax_h = None
             if Kl:
                 # an out-of-range block may hold inf/NaN: it is redone, warnings would mislead
                 with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -174,8 +172,9 @@ def _iterate(
             if dmax_h is None:  # no growth known yet, or the lazy block left the safe range
                 K = Kl or K
                 Vs, g[active] = careful_steps(Ba, Va, K, xp)
-                D, dmax = step_test(Vs, Va, xp)
-                dmax_h = to_numpy(dmax).astype(np.float64)
+        if dmax_h is None:  # matrix powers or careful steps: their test is read here
+            D, dmax = step_test(Vs, Va, xp)
+            dmax_h = to_numpy(dmax).astype(np.float64)
         hit_h = dmax_h < tol
         fin = np.nonzero(hit_h.any(axis=1))[0]
         if fin.size:
