@@ -95,10 +95,10 @@ def test_plan_stays_within_budget():
 
 
 def test_out_of_memory_halves_the_tile(monkeypatch):
-    import gpuknn.neighbors as nb
+    import gpuknn.ops.search as nb
 
     calls = []
-    real = nb._score_tile
+    real = nb.score_tile
 
     def flaky(Qt, block_t):
         calls.append(Qt.shape[0])
@@ -106,7 +106,7 @@ def test_out_of_memory_halves_the_tile(monkeypatch):
             raise MemoryError("simulated out of memory")
         return real(Qt, block_t)
 
-    monkeypatch.setattr(nb, "_score_tile", flaky)
+    monkeypatch.setattr(nb, "score_tile", flaky)
     rng = np.random.default_rng(4)
     R, Q = rng.normal(size=(50, 3)), rng.normal(size=(20, 3))
     d, i = kneighbors(Q, R, 3)
@@ -119,7 +119,7 @@ def test_out_of_memory_halves_the_tile(monkeypatch):
     def always(Qt, block_t):
         raise MemoryError("simulated out of memory")
 
-    monkeypatch.setattr(nb, "_score_tile", always)
+    monkeypatch.setattr(nb, "score_tile", always)
     with pytest.raises(MemoryError):
         kneighbors(Q, R, 3)
 

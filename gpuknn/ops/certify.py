@@ -1,0 +1,127 @@
+"""Certified rounding bounds of GEMM score tiles: when the tile's order can be trusted.
+
+A search computes *tile scores* ``s~`` with one GEMM of prepared rows in the tile's dtype
+(:mod:`gpuknn.ops.search`); they nominate candidates whose exact keys
+(:mod:`gpuknn.ops.exact`) decide the order. This module bounds, per query row and uniformly
+over every reference, how far a tile score can be from the exact key expressed in tile
+units (``T_q(key)``, :func:`to_tile_units`):
+
+    |s~(q, r) - T_q(key(q, r))| <= e_q    for every reference r.
+
+For prepared rows ``a`` (query) and ``b`` (reference) computed in float64 and rounded once
+to the tile dtype (unit roundoff ``u``), a GEMM of width ``w`` in *any* summation order
+errs by at most ``(gamma_w + 3u) sum |a_i b_i|`` (``gamma_w = w u / (1 - w u)``: Higham,
+*Accuracy and Stability of Numerical Algorithms*, 3.1) plus ``2 eta (sqrt(w)(|a| + |b|) +
+2w)`` for results in the subnormal range (``eta`` = half the smallest subnormal). With
+``sum |a_i b_i| <= |a| |b|``:
+
+==============  ==================================  ======================================
+metric          tile score                          ``sum |a_i b_i|`` bound
+==============  ==================================  ======================================
+cosine,         ``a . b``, unit rows (0 for zero    ``|a| |b| <= 1``
+correlation     rows)
+euclidean       ``q_c . r_c - |r_c|^2 / 2``,        ``|q_c| max|r_c| + max|r_c|^2 / 2``
+                ``x_c = x - c``, c = the reference
+                mean (translation invariance)
+inner           ``q . r``                           ``|q| max|r|``
+==============  ==================================  ======================================
+
+plus the float64 error of the key itself (``gamma_d`` in float64, scaled as above). A
+reference outside a row's candidate list has a tile score at most the list's last, ``s~_l``,
+hence an exact key at most ``s~_l + e_q`` in tile units: if that is below the k-th exact key,
+no outsider can enter (:func:`certified`). The bound assumes IEEE arithmetic in the tile's
+dtype; namespaces whose float32 products may round to fewer bits (TF32 on GPUs) get that
+unit roundoff (:func:`gpuknn._delegation.matmul_unit_roundoff`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._backend import array_namespace
+
+__all__ = ["gamma", "tile_error_bound", "to_tile_units", "certified", "U64"]
+
+U64 = 2.0**-53
+
+
+def gamma(n: int, u: float) -> float:
+    """``n u / (1 - n u)``: the classical bound of a length-n sum of products' rounding."""
+    nu = n * u
+    return nu / (1.0 - nu) if nu < 0.5 else math.inf
+
+
+def tile_error_bound(
+    metric: str, q_norm: Any, ref_max: float, *, width: int, n_features: int,
+    u: float, eta: float, key_scale: float = 1.0,
+) -> Any:
+    """``e_q`` (float64, (m,)) for queries whose prepared-row norms are ``q_norm``.
+
+    Parameters
+    ----------
+    metric : str
+    q_norm : float64 array (m,)
+        cosine/correlation: 1 for a non-zero query row, 0 for a zero one; euclidean:
+        ``|q - c|``; inner: ``|q|``.
+    ref_max : float
+        Largest of the same over the references (cosine/correlation: 1, or 0 when every
+        reference row is zero).
+    width : int
+        Length of the tile's dot products (``d + 1`` for the euclidean family).
+    n_features : int
+        ``d``, the length of the exact keys' dot products.
+    u, eta : float
+        Unit roundoff and half the smallest subnormal of the tile GEMM.
+    key_scale : float
+        Largest ``|r| / |r - mean(r)|`` over the references (correlation; else 1): the
+        float64 error of the correlation key scales with it.
+
+    Returns
+    -------
+    float64 array (m,): 0 exactly where the tile scores are exact (zero query rows of
+    cosine/correlation/inner, or all references zero).
+    """
+    xp = array_namespace(q_norm)
+    # The GEMM's own rounding plus that of the prepared rows (each element within 4u).
+    g = (gamma(width, u) + 9 * u) * (1 + 4 * u)
+    g64 = 4 * gamma(n_features + 2, U64) + 8 * U64
+    B = float(ref_max)
+    if metric in ("euclidean", "sqeuclidean"):
+        a_norm = xp.sqrt(q_norm * q_norm + 1.0)
+        b_norm = math.sqrt(B * B + (B * B / 2) ** 2)
+        tiny = 2 * eta * (math.sqrt(width) * (a_norm + b_norm) + 2 * width)
+        # |r - c|^2 / 2 of the augmented column is itself a length-d sum in the tile dtype.
+        aug = (gamma(n_features, u) + 2 * u) * (1 + 4 * u) * B * B / 2
+        return g * (q_norm * B + B * B / 2) + aug + g64 * (q_norm + B) ** 2 + tiny
+    tiny = 2 * eta * (math.sqrt(width) * (q_norm + B) + 2 * width)
+    e = g * q_norm * B + g64 * key_scale * q_norm * B + tiny
+    # Zero rows give tile scores and keys of exactly 0: no error at all.
+    return xp.where((q_norm > 0) & (B > 0), e, xp.zeros_like(e))
+
+
+def to_tile_units(keys: Any, metric: str, q_sqnorm: Any = None) -> Any:
+    """Exact keys (m, ...) in the units of the kneighbors tile scores (float64).
+
+    Euclidean family: ``(|q - c|^2 + key) / 2`` (``q_sqnorm`` = ``|q - c|^2``, (m,)); the
+    others: the key itself.
+    """
+    if q_sqnorm is None:
+        return keys
+    extra = (None,) * (keys.ndim - 1)
+    return (q_sqnorm[(slice(None), *extra)] + keys) * 0.5
+
+
+def certified(last_tile: Any, bound: Any, kth_tile_units: Any, *, complete: bool) -> Any:
+    """Rows (bool (m,)) where no reference outside the candidate list can enter the top k.
+
+    ``last_tile``: each row's smallest tile score in its list; ``bound``: ``e_q`` (m,);
+    ``kth_tile_units``: the k-th best exact key of the list in tile units; ``complete``: the
+    list holds every reference. A row whose bound is 0 is exact already: its tile order, ties
+    to the lower index, is the answer.
+    """
+    xp = array_namespace(last_tile, bound)
+    ok = (xp.astype(last_tile, xp.float64) + bound < kth_tile_units) | (bound == 0)
+    if complete:
+        ok = xp.ones_like(ok)
+    return ok

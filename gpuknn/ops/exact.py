@@ -1,0 +1,172 @@
+"""The exact pass: canonical float64 keys of (query, reference) pairs.
+
+Every neighbour search ends here (:mod:`gpuknn.ops.rerank`): a GEMM tile only *nominates*
+candidates, their order is decided by a **key** recomputed pair by pair in float64 from the
+caller's rows, larger = closer:
+
+==============  =====================================================  ====================
+metric          key of a pair ``(q, r)``                               distance
+==============  =====================================================  ====================
+euclidean       ``-sum((q - r)**2)`` (differences first: no            ``sqrt(-key)``
+sqeuclidean     cancellation whatever the offset of the data)          ``-key``
+cosine          ``(q . r) / (|q| |r|)``                                ``clip(1 - key, 0, 2)``
+correlation     ``(q~ . r - m_r sum(q~)) / (|q~| |r~|)``, ``x~ = x - mean(x)``  same
+inner           ``q . r``                                              ``key``
+==============  =====================================================  ====================
+
+Zero rows (after centring, for correlation) get key 0 (distance 1), never NaN. The key of a
+pair depends on its two rows alone: the row statistics (:class:`RowStats`) are functions of
+one row, and the dot products are :func:`gpuknn._delegation.dot64` / ``sqdist64``, whose
+rounding does not depend on where the pair sits in a batch, the batch size or the thread
+count. So exact duplicates get bit-identical keys and tie by index, on any tiling.
+
+The correlation key takes ``q~ . r - m_r sum(q~)`` rather than ``q~ . r~``: the same number
+in real arithmetic (``sum(q~)`` is zero up to rounding), without a centred copy of every
+candidate; its float64 error is at most ``gamma_d |q~| |r|`` (scaled by ``1/(|q~||r~|)``),
+which :mod:`gpuknn.ops.certify` counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .._backend import array_namespace, device_of
+from .._delegation import dot64, sqdist64
+
+__all__ = ["RowStats", "row_stats", "exact_keys", "keys_to_distances", "EXACT_BLOCK_BYTES"]
+
+# Gathered candidate rows are processed in blocks of about this many bytes (cache-sized on the
+# host: the gather, the cast and the dot then stay in L2/L3).
+EXACT_BLOCK_BYTES = 4 << 20
+
+
+class RowStats(NamedTuple):
+    """Float64 per-row statistics of the exact keys (and of the tile error bounds).
+
+    ``mean``: row means (correlation), else None; ``inv_norm``: ``1/|x|`` (cosine) or
+    ``1/|x - mean|`` (correlation), 0 for zero rows, else None; ``norm``: ``|x|`` (cosine
+    and inner), else None.
+    """
+
+    mean: Any
+    inv_norm: Any
+    norm: Any
+
+
+def row_stats(X: Any, metric: str) -> RowStats:
+    """Canonical float64 statistics of the rows of X (n, d) for ``metric``.
+
+    Each entry is a function of its own row only (:func:`~gpuknn._delegation.dot64` and
+    :func:`~gpuknn._delegation.sqdist64`), so references and queries, shards and prefixes
+    of columns all get the same numbers for the same row.
+
+    Complexity: O(n d) float64 work, without a float64 copy of X on NumPy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> row_stats(np.array([[1.0, 3.0], [0.0, 0.0]]), "correlation").inv_norm
+    array([0.70710678, 0.        ])
+    """
+    xp = array_namespace(X)
+    if metric == "correlation":
+        ones = xp.ones((X.shape[1],), dtype=X.dtype, device=device_of(X))
+        mean = dot64(X, ones) / X.shape[1]
+        return RowStats(mean, _inverse(xp.sqrt(sqdist64(X, mean[:, None])), xp), None)
+    if metric in ("cosine", "inner"):
+        norm = xp.sqrt(dot64(X, X))
+        return RowStats(None, _inverse(norm, xp) if metric == "cosine" else None, norm)
+    return RowStats(None, None, None)
+
+
+def _inverse(norm: Any, xp: Any) -> Any:
+    safe = xp.where(norm > 0, norm, xp.ones_like(norm))
+    return xp.where(norm > 0, 1.0 / safe, xp.zeros_like(norm))
+
+
+def concat_stats(parts: list[RowStats], xp: Any) -> RowStats:
+    """Row statistics of stacked row blocks."""
+    def cat(name):
+        vals = [getattr(p, name) for p in parts]
+        return None if vals[0] is None else (vals[0] if len(vals) == 1 else xp.concat(vals))
+
+    return RowStats(cat("mean"), cat("inv_norm"), cat("norm"))
+
+
+def exact_keys(
+    Q: Any, R: Any, index: Any, metric: str, ref_stats: RowStats, *,
+    q_stats: RowStats | None = None, max_bytes: int = EXACT_BLOCK_BYTES,
+) -> Any:
+    """Keys (float64, larger = closer) of the pairs ``(Q[i], R[index[i, j]])``.
+
+    Parameters
+    ----------
+    Q : array of shape (m, d)
+        Query rows as the caller gave them (float32 or float64).
+    R : array of shape (n_ref, d)
+        Reference rows (same namespace); ``index`` holds row numbers into R.
+    index : int array of shape (m, c)
+    metric : str
+    ref_stats : RowStats
+        :func:`row_stats` of all of R (indexed by ``index``).
+    q_stats : RowStats, optional
+        :func:`row_stats` of Q (computed here when not given).
+    max_bytes : int
+        Gathered rows are processed in row blocks of about this size.
+
+    Returns
+    -------
+    float64 array of shape (m, c)
+
+    Complexity: O(m c d) float64 work and a gather of m c rows; memory ``max_bytes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R = np.array([[0.0, 0.0], [3.0, 4.0]])
+    >>> exact_keys(np.array([[0.0, 0.0]]), R, np.array([[1, 0]]), "euclidean", row_stats(R, "euclidean"))
+    array([[-25.,  -0.]])
+    """
+    xp = array_namespace(Q, R)
+    m, c = index.shape
+    d = R.shape[1]
+    if q_stats is None:
+        q_stats = row_stats(Q, metric)
+    step = max(1, int(max_bytes) // max(1, c * d * 12))
+    out = []
+    for r0 in range(0, m, step):
+        r1 = min(r0 + step, m)
+        idx = index[r0:r1, :]
+        rows = xp.reshape(xp.take(R, xp.reshape(idx, (-1,)), axis=0), (r1 - r0, c, d))
+        q = Q[r0:r1, :]
+        if metric in ("euclidean", "sqeuclidean"):
+            out.append(-sqdist64(rows, q[:, None, :]))
+            continue
+        if metric == "correlation":
+            q64 = xp.astype(q, xp.float64)
+            q64 = q64 - q_stats.mean[r0:r1, None]
+            dots = dot64(rows, q64[:, None, :]) - _take(ref_stats.mean, idx, xp) * xp.sum(q64, axis=1)[:, None]
+        else:
+            dots = dot64(rows, q[:, None, :])
+        if metric in ("cosine", "correlation"):
+            dots = dots * q_stats.inv_norm[r0:r1, None] * _take(ref_stats.inv_norm, idx, xp)
+        out.append(dots)
+    if not out:
+        return xp.zeros((0, c), dtype=xp.float64, device=device_of(index))
+    return out[0] if len(out) == 1 else xp.concat(out, axis=0)
+
+
+def _take(v: Any, idx: Any, xp: Any) -> Any:
+    return xp.reshape(xp.take(v, xp.reshape(idx, (-1,))), idx.shape)
+
+
+def keys_to_distances(keys: Any, metric: str) -> Any:
+    """Distances (float64) from keys; see the module table."""
+    xp = array_namespace(keys)
+    if metric == "euclidean":
+        return xp.sqrt(xp.clip(-keys, min=0.0))
+    if metric == "sqeuclidean":
+        return xp.clip(-keys, min=0.0)
+    if metric in ("cosine", "correlation"):
+        return xp.clip(1.0 - keys, min=0.0, max=2.0)
+    return keys

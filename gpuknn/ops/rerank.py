@@ -1,0 +1,167 @@
+"""The exact re-rank: the tile nominates, the exact keys decide.
+
+:func:`rerank` takes each query's candidate list from a tile pass (tile scores, descending,
+with reference indices), computes the candidates' exact keys
+(:func:`gpuknn.ops.exact.exact_keys`), orders them by (key descending, index ascending)
+and certifies the rows whose list provably holds the true top k
+(:func:`gpuknn.ops.certify.certified`). A row that is not certified gets a threshold: every
+reference whose tile score reaches it may belong to the top k, and all others cannot
+(:func:`gpuknn.ops.search.collect` finds them; :func:`top_pairs` keeps the best k of the
+pairs, tile by tile).
+
+The answer is then the same whatever the tiling, the BLAS, its threads or the backend:
+the top k by exact key, ties to the lower index -- up to keys that differ by less than
+their float64 rounding, which different backends may order differently.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .._backend import array_namespace, device_of
+from .certify import certified
+from .exact import RowStats, exact_keys
+from .topk import merge_topk
+
+__all__ = ["Reranked", "rerank", "top_pairs", "take_stats"]
+
+
+class Reranked(NamedTuple):
+    """Result of :func:`rerank` for m query rows."""
+
+    keys: Any  # float64 (m, k), descending
+    index: Any  # int64 (m, k); ties (equal keys) to the lower index
+    ok: Any  # bool (m,): certified rows
+    threshold: Any  # float64 (m,), tile units: the second pass collects scores >= this
+
+
+def rerank(
+    Q: Any, R: Any, tile_scores: Any, index: Any, k: int, metric: str, ref_stats: RowStats,
+    q_stats: RowStats, *, bound: Any, scale: Any = None, shift: Any = None, complete: bool,
+    local: Any = None,
+) -> Reranked:
+    """Exact top k of each row's candidates, and the rows whose answer is certified.
+
+    The first k candidates of every row get exact keys; a later candidate gets one only
+    if its tile score, plus the bound, reaches the k-th exact key (usually none does).
+
+    Parameters
+    ----------
+    Q : array (m, d)
+        Query rows as given (float32 or float64).
+    R : array (n_ref, d)
+        Reference rows as given; ``local`` (same shape as ``index``) are row numbers into R
+        when ``index`` holds other (global) numbers.
+    tile_scores : array (m, kk)
+        Tile scores of the candidates, descending.
+    index : int array (m, kk)
+        Their reference indices (ties are broken on these).
+    k : int, ``k <= kk``
+    metric : str
+    ref_stats, q_stats : RowStats
+        :func:`gpuknn.ops.exact.row_stats` of R and of Q.
+    bound : float64 array (m,)
+        ``e_q``, in tile units (:func:`gpuknn.ops.certify.tile_error_bound`).
+    scale, shift : float or float64 arrays (m,), optional
+        Tile units of a key: ``scale * key + shift`` (default: the key itself).
+    complete : bool
+        The lists hold every reference (``kk == n_ref``).
+
+    Returns
+    -------
+    Reranked
+    """
+    xp = array_namespace(tile_scores, index)
+    local = index if local is None else local
+    m, kk = index.shape
+
+    def units(key):
+        key = key if scale is None else key * scale
+        return key if shift is None else key + shift
+
+    keys = exact_keys(Q, R, local[:, :k], metric, ref_stats, q_stats=q_stats)
+    top_keys, top_idx = merge_topk(keys, index[:, :k], k)
+    if kk > k:
+        # Later candidates that could still beat the k-th exact key.
+        reach = units(top_keys[:, k - 1]) - bound
+        need = xp.astype(tile_scores[:, k:], xp.float64) >= reach[:, None]
+        hit = xp.nonzero(xp.reshape(need, (-1,)))[0]
+        if hit.shape[0]:
+            top_keys, top_idx = _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k,
+                                                metric, ref_stats, q_stats)
+    kth = units(top_keys[:, k - 1])
+    ok = certified(tile_scores[:, -1], bound, kth, complete=complete)
+    return Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, kth - bound)
+
+
+def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats):
+    """Merge the exact keys of extra candidates (flat positions ``hit`` into the last
+    ``kk - k`` columns) into the rows' top-k lists."""
+    xp = array_namespace(top_keys)
+    m, kk = index.shape
+    rows = hit // (kk - k)
+    cols = hit % (kk - k) + k
+    flat = rows * kk + cols
+    glob = xp.take(xp.reshape(index, (-1,)), flat)
+    loc = xp.take(xp.reshape(local, (-1,)), flat)
+    keys = exact_keys(xp.take(Q, rows, axis=0), R, loc[:, None], metric, ref_stats,
+                      q_stats=take_stats(q_stats, rows))[:, 0]
+    # Only the rows that got extra candidates are re-sorted.
+    dev = device_of(rows)
+    touched = xp.zeros((m,), dtype=xp.bool, device=dev)
+    touched = xp.where(xp.isin(xp.arange(m, device=dev), rows) if hasattr(xp, "isin") else
+                       _member(m, rows, xp), xp.ones_like(touched), touched)
+    sub = xp.nonzero(touched)[0]
+    n_sub = sub.shape[0]
+    pos = xp.cumulative_sum(xp.astype(touched, xp.int64)) - 1  # row -> position in sub
+    sub_rows = xp.reshape(xp.broadcast_to(xp.arange(n_sub, device=dev)[:, None], (n_sub, k)), (-1,))
+    r = xp.concat([sub_rows, xp.take(pos, rows)])
+    kv = xp.concat([xp.reshape(xp.take(top_keys, sub, axis=0), (-1,)), keys])
+    iv = xp.concat([xp.reshape(xp.take(top_idx, sub, axis=0), (-1,)), xp.astype(glob, top_idx.dtype)])
+    _, sk, si = top_pairs(r, kv, iv, k, n_sub, final=True)
+    back = xp.where(touched, pos, xp.zeros_like(pos))[:, None]
+    keep = ~touched[:, None]
+    return (xp.where(keep, top_keys, xp.take(sk, back[:, 0], axis=0)),
+            xp.where(keep, top_idx, xp.take(si, back[:, 0], axis=0)))
+
+
+def _member(m: int, rows: Any, xp: Any) -> Any:
+    """Boolean (m,): which of 0 .. m-1 occur in ``rows`` (no ``isin`` in the namespace)."""
+    dev = device_of(rows)
+    s = xp.sort(rows)
+    at = xp.searchsorted(s, xp.arange(m, dtype=rows.dtype, device=dev))
+    at = xp.clip(at, max=s.shape[0] - 1)
+    return xp.take(s, at) == xp.arange(m, dtype=rows.dtype, device=dev)
+
+
+def take_stats(stats: RowStats, rows: Any) -> RowStats:
+    """The statistics of the given rows (indices) only."""
+    xp = array_namespace(rows)
+    return RowStats(*(None if v is None else xp.take(v, rows) for v in stats))
+
+
+def top_pairs(
+    rows: Any, keys: Any, cols: Any, k: int, n_rows: int, *, final: bool = False,
+) -> tuple[Any, Any, Any]:
+    """Keep the k best pairs of each row by (key descending, column ascending).
+
+    ``rows``, ``keys``, ``cols`` are flat arrays of pairs (any order, a row may have any
+    number of pairs). Returns the kept ``(rows, keys, cols)``, sorted by row then rank; with
+    ``final=True`` every row must have at least k pairs and the result is
+    ``(None, keys (n_rows, k), cols (n_rows, k))``.
+    """
+    xp = array_namespace(keys, cols)
+    o = xp.argsort(cols, stable=True)
+    o = xp.take(o, xp.argsort(-xp.take(keys, o), stable=True))
+    o = xp.take(o, xp.argsort(xp.take(rows, o), stable=True))
+    rows, keys, cols = xp.take(rows, o), xp.take(keys, o), xp.take(cols, o)
+    dev = device_of(rows)
+    starts = xp.searchsorted(rows, xp.arange(n_rows, dtype=rows.dtype, device=dev))
+    rank = xp.arange(rows.shape[0], dtype=rows.dtype, device=dev) - xp.take(starts, rows)
+    keep = xp.nonzero(rank < k)[0]
+    rows, keys, cols = xp.take(rows, keep), xp.take(keys, keep), xp.take(cols, keep)
+    if final:
+        if rows.shape[0] != n_rows * k:
+            raise AssertionError("top_pairs: a row has fewer than k pairs")  # pragma: no cover
+        return None, xp.reshape(keys, (n_rows, k)), xp.reshape(cols, (n_rows, k))
+    return rows, keys, cols
