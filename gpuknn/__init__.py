@@ -34,6 +34,7 @@ from .model_selection import (
     train_test_split,
 )
 from .neighbors import kneighbors
+from .partial import PartialNeighbors, finalize_partial, kneighbors_partial, merge_partial
 from .votes import vote_counts, votes_for_many_k
 from .ops.distance import pairwise_distances, pairwise_distances_chunked
 
@@ -55,16 +56,20 @@ __all__ = [
     "NearestCentroid",
     "NotFittedError",
     "PCA",
+    "PartialNeighbors",
     "RadiusNeighborsClassifier",
     "RepeatedStratifiedKFold",
     "StratifiedKFold",
     "__version__",
     "cluster",
     "datasets",
+    "finalize_partial",
     "kneighbors",
+    "kneighbors_partial",
     "linalg",
     "load_fashion_mnist",
     "load_keel",
+    "merge_partial",
     "metrics",
     "model_selection",
     "pairwise_distances",

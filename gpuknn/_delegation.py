@@ -22,7 +22,7 @@ from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_nam
 
 from ._backend import array_namespace
 
-__all__ = ["dot64", "sqdist64", "matmul_unit_roundoff"]
+__all__ = ["dot64", "sqdist64", "matmul_unit_roundoff", "take_rows"]
 
 
 def dot64(a: Any, b: Any) -> Any:
@@ -79,6 +79,25 @@ def sqdist64(a: Any, b: Any) -> Any:
         return np.vecdot(diff, diff)
     diff = xp.astype(a, xp.float64) - xp.astype(b, xp.float64)
     return xp.sum(diff * diff, axis=-1)
+
+
+def take_rows(x: Any, index: Any) -> Any:
+    """Rows ``x[index]`` of a 2-D array for a 1-D integer index array.
+
+    NumPy: fancy indexing. ``numpy.take`` first copies a non-contiguous input whole (a
+    column slice ``Z[:, :p]``, say), which made gathering a few rows cost a copy of all.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> take_rows(np.arange(6.0).reshape(3, 2)[:, :1], np.array([2, 0]))
+    array([[4.],
+           [0.]])
+    """
+    xp = array_namespace(x, index)
+    if is_numpy_namespace(xp):
+        return x[index]
+    return xp.take(x, index, axis=0)
 
 
 def matmul_unit_roundoff(dtype: Any, xp: Any) -> tuple[float, float]:

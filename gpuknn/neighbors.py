@@ -35,10 +35,11 @@ from ._backend import (
 )
 from ._delegation import matmul_unit_roundoff
 from .errors import InvalidInputError
-from .ops.certify import tile_error_bound
+from .ops.certify import key_rounding, tile_error_bound
 from .ops.distance import check_metric, validate_pair
 from .ops.exact import exact_keys, keys_to_distances
-from .ops.rerank import rerank, take_stats, top_pairs
+from .ops.groups import rerank_groups
+from .ops.rerank import collect_top, rerank
 from .ops.search import Reference, TilePlan, collect, nominate, plan_tiles, prepare_queries
 
 __all__ = ["PreparedReference", "kneighbors", "kneighbors_keys", "plan_tiles", "candidate_margin"]
@@ -158,6 +159,21 @@ def kneighbors(
     (array([[0.2, 0.8]]), array([[1, 2]]))
     """
     check_metric(metric)
+    Q, ref, magnitude, xp = resolve_inputs(Q, R, metric)
+    k = check_int(k, name="k", low=1, high=ref.shape[0])
+    working_memory = _check_working_memory(working_memory, xp)
+    keys, idx, _ = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude)
+    if not return_distance:
+        return idx
+    return xp.astype(keys_to_distances(keys, metric), Q.dtype), idx
+
+
+def resolve_inputs(Q: Any, R: Any, metric: str) -> tuple[Any, Reference, float, Any]:
+    """Validate ``(Q, R)`` (R an array or a :class:`PreparedReference` of ``metric``).
+
+    Returns ``(Q, reference, magnitude, xp)``: Q in the common float dtype, a
+    :class:`~gpuknn.ops.search.Reference`, the largest |value| of both, the namespace.
+    """
     if isinstance(R, PreparedReference):
         if R.metric != metric:
             raise InvalidInputError(f"R was prepared for metric {R.metric!r}, not {metric!r}")
@@ -168,21 +184,10 @@ def kneighbors(
                 f"Q has {Q.shape[1]} features but R has {R.shape[1]} "
                 f"(shapes {tuple(Q.shape)} and {R.shape})"
             )
-        magnitude = max(R.magnitude, _check_magnitude(Q, None, xp))
-        ref = R.reference
-    else:
-        Q, R, xp = validate_pair(Q, R, names=("Q", "R"), check_finite=False)
-        magnitude = _check_magnitude(Q, R, xp)
-        ref = None
-    n_ref = R.shape[0]
-    k = check_int(k, name="k", low=1, high=n_ref)
-    working_memory = _check_working_memory(working_memory, xp)
-    if ref is None:
-        ref = Reference(R, metric, keep_rows=False)
-    keys, idx = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude)
-    if not return_distance:
-        return idx
-    return xp.astype(keys_to_distances(keys, metric), Q.dtype), idx
+        return Q, R.reference, max(R.magnitude, _check_magnitude(Q, None, xp)), xp
+    Q, R, xp = validate_pair(Q, R, names=("Q", "R"), check_finite=False)
+    magnitude = _check_magnitude(Q, R, xp)
+    return Q, Reference(R, metric, keep_rows=False), magnitude, xp
 
 
 def _check_working_memory(working_memory: Any, xp: Any) -> int:
@@ -197,11 +202,16 @@ def _check_working_memory(working_memory: Any, xp: Any) -> int:
 
 def kneighbors_keys(
     Q: Any, ref: Reference, k: int, *, working_memory: int, magnitude: float,
-) -> tuple[Any, Any]:
-    """Exact keys (float64, descending) and indices (n_queries, k) of validated input.
+    exact_all: bool = False,
+) -> tuple[Any, Any, Any]:
+    """Keys (float64, descending), indices (n_queries, k) and key errors of validated input.
 
     The engine of :func:`kneighbors` (and of :func:`gpuknn.partial.kneighbors_partial`):
-    plans the tiles, retries with halved tiles on an out-of-memory error.
+    plans the tiles, retries with halved tiles on an out-of-memory error. The order is the
+    exact one always; ``err`` (n_queries,) bounds ``|key - exact key|`` of the entries
+    whose order the tile settled (:mod:`gpuknn.ops.groups`; float32 input), 0 where every
+    key is exact: float64 input (exact keys cost little beside its float64 or screened
+    tiles), and every row with ``exact_all``.
     """
     xp = array_namespace(Q)
     n_q, n_ref = Q.shape[0], ref.shape[0]
@@ -213,7 +223,7 @@ def kneighbors_keys(
                       tile_bytes=preferred_tile_bytes(xp))
     while True:
         try:
-            return _search(Q, ref, k, kk, plan, tile_dtype, xp)
+            return _search(Q, ref, k, kk, plan, tile_dtype, xp, exact_all=exact_all or Q.dtype == xp.float64)
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
             if not is_out_of_memory(exc) or (plan.rows == 1 and plan.cols == 1):
                 raise
@@ -232,20 +242,19 @@ def _tile_dtype(Q: Any, n_ref: int, width: int, magnitude: float, xp: Any) -> An
     return xp.float32 if big and magnitude < _FLOAT32_SAFE else xp.float64
 
 
-def _search(Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any):
-    """Run one tile plan: keys and indices of shape (n_queries, k)."""
-    out_k, out_i = [], []
-    for q0 in range(0, Q.shape[0], plan.query_chunk):
-        keys, idx = _search_chunk(Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :], ref, k, kk,
-                                  plan, dtype, xp)
-        out_k.append(keys)
-        out_i.append(idx)
-    if len(out_k) == 1:
-        return out_k[0], out_i[0]
-    return xp.concat(out_k, axis=0), xp.concat(out_i, axis=0)
+def _search(Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, *,
+            exact_all: bool):
+    """Run one tile plan: keys, indices (n_queries, k) and key errors (n_queries,)."""
+    out = [_search_chunk(Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :], ref, k, kk, plan,
+                         dtype, xp, exact_all=exact_all)
+           for q0 in range(0, Q.shape[0], plan.query_chunk)]
+    if len(out) == 1:
+        return out[0]
+    return tuple(xp.concat([o[j] for o in out], axis=0) for j in range(3))
 
 
-def _search_chunk(Qc: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any):
+def _search_chunk(Qc: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, *,
+                  exact_all: bool):
     """Tile pass, exact pass and (if needed) second pass for one query chunk."""
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Qc, ref, dtype)
     scores, index = nominate(q_rows, ref, kk, plan, dtype)
@@ -254,41 +263,39 @@ def _search_chunk(Qc: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtyp
                              n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale)
     euclid = ref.metric in _EUCLID
     # Tile units of a key: the key itself, or (|q - c|^2 + key) / 2 for the euclidean family.
-    res = rerank(Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats, bound=bound,
+    res = (rerank if exact_all else rerank_groups)(
+                 Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats, bound=bound,
                  scale=0.5 if euclid else None, shift=0.5 * q_sq if euclid else None,
                  complete=kk >= ref.shape[0])
     if bool(xp.all(res.ok)):
-        return res.keys, res.index
+        return res.keys, res.index, res.err
     bad = xp.nonzero(~res.ok)[0]
-    keys_bad, idx_bad = _second_pass(Qc, ref, k, plan, dtype, xp, bad=bad, q_rows=q_rows,
-                                     q_stats=q_stats, threshold=xp.take(res.threshold, bad))
+    keys_bad, idx_bad = _second_pass(xp.take(Qc, bad, axis=0), ref, k, plan, xp,
+                                     kth=xp.take(res.keys[:, k - 1], bad))
     # Put the re-searched rows in place.
     pos = xp.cumulative_sum(xp.astype(~res.ok, xp.int64)) - 1
     pos = xp.where(res.ok, xp.zeros_like(pos), pos)
     keep = res.ok[:, None]
     return (xp.where(keep, res.keys, xp.take(keys_bad, pos, axis=0)),
-            xp.where(keep, res.index, xp.take(idx_bad, pos, axis=0)))
+            xp.where(keep, res.index, xp.take(idx_bad, pos, axis=0)),
+            xp.where(res.ok, res.err, xp.zeros_like(res.err)))
 
 
-def _second_pass(Qc, ref, k, plan, dtype, xp, *, bad, q_rows, q_stats, threshold):
-    """Exact top k of the rows ``bad``: every reference whose tile score reaches the row's
-    threshold is collected (the true top k among them), and decided by its exact key."""
-    Qb = xp.take(Qc, bad, axis=0)
-    qb_rows = xp.take(q_rows, bad, axis=0)
-    qb_stats = take_stats(q_stats, bad)
-    m, d = Qb.shape[0], ref.shape[1]
-    step = max(1, (4 << 20) // (12 * d))  # pairs whose rows fit in ~4 MiB at a time
-    run = None
-    for rows, cols in collect(qb_rows, ref, threshold, plan, dtype):
-        n_pairs = rows.shape[0]
-        for p0 in range(0, n_pairs, step):
-            r, c = rows[p0 : min(p0 + step, n_pairs)], cols[p0 : min(p0 + step, n_pairs)]
-            keys = ref_keys(xp.take(Qb, r, axis=0), ref, c, take_stats(qb_stats, r))
-            if run is not None:
-                r, keys, c = (xp.concat([run[0], r]), xp.concat([run[1], keys]),
-                              xp.concat([run[2], c]))
-            run = top_pairs(r, keys, c, k, m)
-    _, keys, idx = top_pairs(*run, k, m, final=True)
+def _second_pass(Qb, ref, k, plan, xp, *, kth):
+    """Exact top k of rows the certificate could not settle (``kth``: their k-th exact key
+    among the candidates). Their tile scores are recomputed in float64, whose bound is
+    some 10^-9 of float32's, and every reference scoring within it of the k-th is
+    collected (the true top k are among them) and decided by its exact key."""
+    f64 = xp.float64
+    q_rows, q_stats, q_norm, q_sq = prepare_queries(Qb, ref, f64)
+    u, eta = matmul_unit_roundoff(f64, xp)
+    bound = tile_error_bound(ref.metric, q_norm, ref.ref_max, width=ref.width,
+                             n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale)
+    kth_units = kth if q_sq is None else 0.5 * kth + 0.5 * q_sq
+    threshold = kth_units - bound
+    keys, idx = collect_top(lambda progress: collect(q_rows, ref, threshold, plan, f64, progress),
+                            Qb, ref.data, ref.metric, ref.stats, q_stats, k, kth=kth,
+                            delta=key_rounding(ref.metric, ref.shape[1], ref.key_scale))
     return keys, xp.astype(idx, xp.int64)
 
 

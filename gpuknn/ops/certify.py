@@ -41,7 +41,7 @@ from typing import Any
 
 from .._backend import array_namespace
 
-__all__ = ["gamma", "tile_error_bound", "to_tile_units", "certified", "U64"]
+__all__ = ["gamma", "tile_error_bound", "to_tile_units", "certified", "key_rounding", "U64"]
 
 U64 = 2.0**-53
 
@@ -125,3 +125,14 @@ def certified(last_tile: Any, bound: Any, kth_tile_units: Any, *, complete: bool
     if complete:
         ok = xp.ones_like(ok)
     return ok
+
+
+def key_rounding(metric: str, n_features: int, key_scale: float = 1.0) -> float:
+    """Bound on the float64 rounding of an exact key near the metric's largest key.
+
+    Cosine/correlation keys (at most 1) err by ``4 gamma_{d+2} key_scale + 8u`` in float64;
+    a euclidean key of 0 (a duplicate of the query) is exact: 0.
+    """
+    if metric in ("cosine", "correlation"):
+        return 4 * gamma(n_features + 2, U64) * key_scale + 8 * U64
+    return 0.0

@@ -31,10 +31,14 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .._backend import array_namespace, device_of
-from .._delegation import dot64, sqdist64
+from .._delegation import dot64, sqdist64, take_rows
 
 __all__ = ["RowStats", "row_stats", "exact_keys", "keys_to_distances", "EXACT_BLOCK_BYTES"]
 
+_U64 = 2.0**-53
+# 4 gamma_{d+2} per unit of |x| / |x - mean(x)|: the float64 error of a cosine/correlation key
+# (d is at most ~10^7 features here: d u stays far below 1), as a multiple of d + 2.
+_SNAP_PER_FEATURE = 4 * _U64 * 1.01
 # Gathered candidate rows are processed in blocks of about this many bytes (cache-sized on the
 # host: the gather, the cast and the dot then stay in L2/L3).
 EXACT_BLOCK_BYTES = 4 << 20
@@ -95,7 +99,7 @@ def concat_stats(parts: list[RowStats], xp: Any) -> RowStats:
 
 def exact_keys(
     Q: Any, R: Any, index: Any, metric: str, ref_stats: RowStats, *,
-    q_stats: RowStats | None = None, max_bytes: int = EXACT_BLOCK_BYTES,
+    q_stats: RowStats | None = None, max_bytes: int = EXACT_BLOCK_BYTES, n_cols: int | None = None,
 ) -> Any:
     """Keys (float64, larger = closer) of the pairs ``(Q[i], R[index[i, j]])``.
 
@@ -113,6 +117,8 @@ def exact_keys(
         :func:`row_stats` of Q (computed here when not given).
     max_bytes : int
         Gathered rows are processed in row blocks of about this size.
+    n_cols : int, optional
+        Use only the first ``n_cols`` columns of Q and R (the p-sweep's prefixes).
 
     Returns
     -------
@@ -128,6 +134,8 @@ def exact_keys(
     array([[-25.,  -0.]])
     """
     xp = array_namespace(Q, R)
+    if n_cols is not None:
+        Q, R = Q[:, :n_cols], R[:, :n_cols]
     m, c = index.shape
     d = R.shape[1]
     if q_stats is None:
@@ -137,7 +145,7 @@ def exact_keys(
     for r0 in range(0, m, step):
         r1 = min(r0 + step, m)
         idx = index[r0:r1, :]
-        rows = xp.reshape(xp.take(R, xp.reshape(idx, (-1,)), axis=0), (r1 - r0, c, d))
+        rows = xp.reshape(take_rows(R, xp.reshape(idx, (-1,))), (r1 - r0, c, d))
         q = Q[r0:r1, :]
         if metric in ("euclidean", "sqeuclidean"):
             out.append(-sqdist64(rows, q[:, None, :]))
@@ -150,10 +158,26 @@ def exact_keys(
             dots = dot64(rows, q[:, None, :])
         if metric in ("cosine", "correlation"):
             dots = dots * q_stats.inv_norm[r0:r1, None] * _take(ref_stats.inv_norm, idx, xp)
+            # Keys within their own float64 rounding of the largest possible one are that one:
+            # real ties at the top (a row and its multiples; correlation of 2 features) then
+            # tie bit for bit, and go to the lower index like exact duplicates.
+            r_mean = None if ref_stats.mean is None else _take(ref_stats.mean, idx, xp)
+            q_mean = None if q_stats.mean is None else q_stats.mean[r0:r1, None]
+            kappa = (_kappa(q_mean, q_stats.inv_norm[r0:r1, None], d, xp)
+                     + _kappa(r_mean, _take(ref_stats.inv_norm, idx, xp), d, xp))
+            top = 1.0 - 8 * _U64 - _SNAP_PER_FEATURE * (d + 2) * kappa
+            dots = xp.where(dots >= top, xp.ones_like(dots), dots)
         out.append(dots)
     if not out:
         return xp.zeros((0, c), dtype=xp.float64, device=device_of(index))
     return out[0] if len(out) == 1 else xp.concat(out, axis=0)
+
+
+def _kappa(mean: Any, inv: Any, d: int, xp: Any) -> Any:
+    """``|x| / |x - mean(x)|`` (correlation; 1 for cosine: ``mean`` None), 0 for zero rows."""
+    if mean is None:
+        return xp.astype(inv > 0, xp.float64)
+    return xp.where(inv > 0, xp.sqrt(1.0 + d * (mean * inv) ** 2), xp.zeros_like(inv))
 
 
 def _take(v: Any, idx: Any, xp: Any) -> Any:

@@ -3,23 +3,33 @@
 For projected rows z (components sorted by variance), the similarity of the first p
 components is ``G_p = Z_q[:, :p] @ Z_r[:, :p].T = G_{p'} + Z_q[:, p':p] @ Z_r[:, p':p].T``.
 Row sums ``s`` and squared norms ``n2`` over the first p components accumulate the same way,
-and every metric's ranking score follows from ``(G_p, s, n2)``:
+and every metric's *tile score* (larger = closer) follows from ``(G_p, s, n2)``:
 
-* correlation: ``(G_p - s_q s_r / p) / |r̃|`` with ``|r̃|² = n2_r - s_r²/p`` (the query's own
-  factor ``1/|q̃|`` does not change its ranking and is applied to the k winners only);
-* cosine: ``G_p / |r|``; euclidean family: ``G_p - n2_r/2``; inner: ``G_p``.
+* correlation: ``(G_p - s_q s_r / p) w_r``, ``w_r = 1/|r - mean(r)|``;
+* cosine: ``G_p w_r``, ``w_r = 1/|r|``; euclidean family: ``G_p - n2_r/2``; inner: ``G_p``.
 
-So a whole grid of p costs one projection-sized GEMM plus one scoring pass and one top-k per
-p, instead of a GEMM of depth p per p.
+The weights ``w_r`` are the canonical float64 statistics of the exact pass
+(:func:`gpuknn.ops.exact.row_stats` of ``Z_r[:, :p]``) rounded once, so a row that is
+exactly constant scores exactly 0, as its exact key does. A whole grid of p costs one
+projection-sized GEMM plus one scoring pass and one top-k per p; the tile only nominates
+candidates, which the exact pass (:func:`gpuknn.ops.rerank.rerank`) decides, with the
+bounds of :func:`prefix_bound` in the units of these scores.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, NamedTuple
 
 from .._backend import array_namespace, is_numpy_namespace
+from .._delegation import dot64
+from .certify import U64, gamma
+from .exact import RowStats, row_stats
 
-__all__ = ["gram_accumulate", "prefix_stats", "score_from_gram", "distances_from_scores"]
+__all__ = [
+    "gram_accumulate", "prefix_stats", "score_from_gram", "PrefixReference", "prefix_reference",
+    "prefix_bound",
+]
 
 
 def gram_accumulate(G: Any, A: Any, B: Any) -> Any:
@@ -52,24 +62,59 @@ def prefix_stats(Z: Any, ps: list[int]) -> tuple[list[Any], list[Any]]:
     return sums, norms
 
 
-def _inv_norm(n2: Any, xp: Any) -> Any:
-    n2 = xp.clip(n2, min=0.0)
-    return xp.where(n2 > 0, 1.0 / xp.sqrt(xp.where(n2 > 0, n2, xp.ones_like(n2))), xp.zeros_like(n2))
+class PrefixReference(NamedTuple):
+    """What the p-sweep needs of the references at one size p.
+
+    ``stats``: canonical :class:`RowStats` of ``Z_r[:, :p]``; ``weight``: ``w_r`` in Z's
+    dtype (cosine/correlation) or None; ``kappa``: the largest ``|r| w_r`` (cosine,
+    correlation; 0 when every row is zero) or ``|r|`` (euclidean, inner), float64;
+    ``kappa_rows``: correlation's ``|r| w_r`` per row in Z's dtype (rounded up), else None.
+    """
+
+    stats: RowStats
+    weight: Any
+    kappa: float
+    kappa_rows: Any = None
 
 
-def score_from_gram(
-    G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: Any, *, out: Any = None
-) -> Any:
-    """Ranking scores (larger = closer) of a tile from its Gram matrix at size p.
+def prefix_reference(Z: Any, p: int, metric: str, *, block_rows: int = 4096) -> PrefixReference:
+    """:class:`PrefixReference` of the rows of ``Z[:, :p]`` (in row blocks)."""
+    xp = array_namespace(Z)
+    parts, kappa, rows = [], 0.0, []
+    for b0 in range(0, Z.shape[0], block_rows):
+        X = Z[b0 : min(b0 + block_rows, Z.shape[0]), :p]
+        st = row_stats(X, metric)
+        parts.append(st)
+        if metric == "correlation":  # |r| / |r - m| = sqrt(1 + p m^2 / |r - m|^2)
+            v = xp.where(st.inv_norm > 0, 1.0 + p * (st.mean * st.inv_norm) ** 2, xp.zeros_like(st.mean))
+            kappa = max(kappa, float(xp.max(v)) ** 0.5)
+            rows.append(xp.astype(xp.sqrt(v) * (1 + 2.0**-20), Z.dtype))
+        elif metric == "cosine":
+            kappa = max(kappa, float(xp.max(st.norm * st.inv_norm)))
+        else:
+            kappa = max(kappa, float(xp.max(xp.sqrt(dot64(X, X)))))
+    from .exact import concat_stats  # noqa: PLC0415
+
+    stats = concat_stats(parts, xp)
+    weight = None if stats.inv_norm is None else xp.astype(stats.inv_norm, Z.dtype)
+    kappa_rows = None if not rows else (rows[0] if len(rows) == 1 else xp.concat(rows))
+    return PrefixReference(stats, weight, kappa, kappa_rows)
+
+
+def score_from_gram(G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: Any,
+                    r_weight: Any, *, out: Any = None, lift: Any = None) -> Any:
+    """Tile scores (larger = closer) from the Gram matrix at size p (module docstring).
 
     ``out`` (NumPy only): a buffer of G's shape to write into, which avoids allocating (and
     page-faulting) a fresh tile for every p. The euclidean family and ``inner`` return G's
-    own (shifted or unchanged) values without a copy when no shift is needed.
+    own (shifted or unchanged) values without a copy when no shift is needed. ``lift``
+    (correlation only): ``(a, b)`` added as ``a ⊗ b`` (:func:`prefix_bound`'s optimistic
+    scores).
     """
     xp = array_namespace(G)
     fast = out is not None and is_numpy_namespace(xp)
+    w = r_weight
     if metric == "correlation":
-        w = _inv_norm(r_n2 - r_sum * r_sum / p, xp)
         if fast:
             import numpy as np  # noqa: PLC0415 - numpy-only fast path
 
@@ -80,10 +125,12 @@ def score_from_gram(
             # out -= q_sum ⊗ (w r_sum / p), in place (out.T is Fortran-ordered).
             res = ger(-1.0, (w * r_sum / p).astype(out.dtype), q_sum.astype(out.dtype),
                       a=out.T, overwrite_a=1)
+            if lift is not None:
+                res = ger(1.0, lift[1], lift[0], a=res, overwrite_a=1)
             return out if res.base is out else res.T
-        return (G - q_sum[:, None] * (r_sum / p)[None, :]) * w[None, :]
+        S = (G - q_sum[:, None] * (r_sum / p)[None, :]) * w[None, :]
+        return S if lift is None else S + lift[0][:, None] * lift[1][None, :]
     if metric == "cosine":
-        w = _inv_norm(r_n2, xp)
         if fast:
             import numpy as np  # noqa: PLC0415
 
@@ -98,15 +145,44 @@ def score_from_gram(
     return G
 
 
-def distances_from_scores(vals: Any, p: int, metric: str, q_sum: Any, q_n2: Any) -> Any:
-    """Distances of the selected neighbours, (rows, k), from their ranking scores."""
-    xp = array_namespace(vals)
-    if metric == "correlation":
-        w = _inv_norm(q_n2 - q_sum * q_sum / p, xp)
-        return xp.clip(1.0 - vals * w[:, None], min=0.0, max=2.0)
-    if metric == "cosine":
-        return xp.clip(1.0 - vals * _inv_norm(q_n2, xp)[:, None], min=0.0, max=2.0)
+def prefix_bound(metric: str, p: int, q_stats: RowStats, q_norm: Any, ref: PrefixReference,
+                 *, u: float, eta: float, per_row: bool = False) -> tuple[Any, Any, Any, Any]:
+    """``(bound, scale, shift, lift)`` (float64 (m,)) of the p-sweep's tile scores.
+
+    A tile score is within ``bound`` of ``scale * key + shift`` (the exact key in tile
+    units) for every reference. ``q_norm`` is ``|q[:p]|`` (float64). The Gram matrix and the
+    prefix sums are sums of at most ``2p`` rounded terms (``gamma_{2p+2}``); the rest
+    follows :mod:`gpuknn.ops.certify`, the weights being the exact ones rounded once.
+
+    ``per_row`` (correlation): the error of a reference's score is at most
+    ``lift_q * kappa_r`` plus ``bound``; the caller adds ``lift ⊗ kappa_rows`` to the tile
+    (an optimistic score, never below the exact key in tile units, up to ``bound``), so a
+    few nearly constant rows (large ``kappa_r``, small p) do not loosen every row's bound.
+    Otherwise ``lift`` is None and ``bound`` covers every reference.
+    """
+    xp = array_namespace(q_norm)
+    g = gamma(2 * p + 2, u)
+    g64 = 4 * gamma(p + 2, U64) + 8 * U64
+    kappa = ref.kappa
+    tiny = 4 * eta * (math.sqrt(p) + 2) * (q_norm + kappa + 1)
     if metric in ("euclidean", "sqeuclidean"):
-        d2 = xp.clip(q_n2[:, None] - 2.0 * vals, min=0.0)
-        return xp.sqrt(d2) if metric == "euclidean" else d2
-    return vals
+        # G - n2_r / 2 against (|q|^2 + key) / 2: both sums err by gamma |q||r| resp. gamma |r|^2.
+        bound = (g + 2 * u) * (1 + 4 * u) * (q_norm * kappa + kappa * kappa) + g64 * (q_norm + kappa) ** 2 + tiny
+        return bound, 0.5, 0.5 * q_norm * q_norm, None
+    if metric == "inner":
+        bound = (g + 2 * u) * (1 + 4 * u) * q_norm * kappa + g64 * q_norm * kappa + tiny
+        return bound, None, None, None
+    # cosine: G w against key |q|; correlation: (G - s_q s_r / p) w against key |q - mean(q)|.
+    inv = q_stats.inv_norm
+    scale = xp.where(inv > 0, 1.0 / xp.where(inv > 0, inv, xp.ones_like(inv)), xp.zeros_like(inv))
+    if metric == "cosine":
+        scale = q_norm * xp.astype(inv > 0, q_norm.dtype)
+    factor = (3 * g + 8 * u) * (1 + 4 * u) if metric == "correlation" else (g + 4 * u) * (1 + 4 * u)
+    lift = None
+    if per_row and metric == "correlation":
+        lift = factor * q_norm
+        # The lifted score's own rounding: |S| <= |q - mean(q)|, the lift <= lift * kappa.
+        bound = g64 * kappa * q_norm + tiny + 4 * u * (scale + lift * kappa)
+    else:
+        bound = factor * q_norm * kappa + g64 * kappa * q_norm + tiny
+    return (bound if kappa > 0 else xp.zeros_like(bound)), scale, None, lift

@@ -23,7 +23,13 @@ from .certify import certified
 from .exact import RowStats, exact_keys
 from .topk import merge_topk
 
-__all__ = ["Reranked", "rerank", "top_pairs", "take_stats"]
+__all__ = ["Reranked", "rerank", "top_pairs", "take_stats", "collect_top", "Progress", "KEY_MAX"]
+
+# Collected pairs kept before they are sorted and cut to k per row.
+_PENDING_PAIRS = 1 << 20
+# The largest key a metric can give (cosine/correlation: 1, the euclidean family: 0, a
+# distance of 0); inner products have none.
+KEY_MAX = {"cosine": 1.0, "correlation": 1.0, "euclidean": 0.0, "sqeuclidean": 0.0}
 
 
 class Reranked(NamedTuple):
@@ -33,6 +39,7 @@ class Reranked(NamedTuple):
     index: Any  # int64 (m, k); ties (equal keys) to the lower index
     ok: Any  # bool (m,): certified rows
     threshold: Any  # float64 (m,), tile units: the second pass collects scores >= this
+    err: Any = None  # float64 (m,): bound on |key - exact key| (key units); 0 where exact
 
 
 def rerank(
@@ -91,7 +98,7 @@ def rerank(
                                                 metric, ref_stats, q_stats)
     kth = units(top_keys[:, k - 1])
     ok = certified(tile_scores[:, -1], bound, kth, complete=complete)
-    return Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, kth - bound)
+    return Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, kth - bound, xp.zeros_like(kth))
 
 
 def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats):
@@ -165,3 +172,102 @@ def top_pairs(
             raise AssertionError("top_pairs: a row has fewer than k pairs")  # pragma: no cover
         return None, xp.reshape(keys, (n_rows, k)), xp.reshape(cols, (n_rows, k))
     return rows, keys, cols
+
+
+class Progress:
+    """Rows already settled by :func:`collect_top` (``done``, bool (m,)): a batch source
+    may skip them."""
+
+    def __init__(self, done: Any):
+        self.done = done
+
+
+def collect_top(
+    make_batches: Any, Q: Any, R: Any, metric: str, ref_stats: RowStats, q_stats: RowStats, k: int,
+    *, kth: Any, delta: float = 0.0, n_cols: int | None = None,
+) -> tuple[Any, Any]:
+    """Exact top k (keys, indices; (m, k)) of rows from their collected candidate pairs.
+
+    ``make_batches(progress)`` returns an iterator of ``(rows, cols)`` (flat int arrays; rows index Q, cols index R), in
+    row-major order within a batch and in ascending column order for each row across
+    batches; together they hold every reference that can be in a row's top k. ``kth``
+    (m,) is each row's k-th best exact key among its first candidates (all collected).
+
+    A row whose ``kth`` is already within ``delta`` (the keys' float64 rounding) of the
+    largest key the metric allows (:data:`KEY_MAX`) has at least k candidates tied at the
+    top up to rounding: its first k such candidates in column order are its answer (any
+    later one can beat them by rounding only), so it stops collecting there. That keeps
+    massive ties (duplicates of the query; correlation of 2 features, where every key is
+    +-1) from costing an exact key for every tied reference.
+    """
+    xp = array_namespace(kth)
+    m = kth.shape[0]
+    dev = device_of(kth)
+    arange_m = xp.arange(m, device=dev)
+    top = KEY_MAX.get(metric)
+    maxed = None if top is None else kth >= top - delta  # keys at the top are snapped to it
+    if maxed is not None and not bool(xp.any(maxed)):
+        maxed = None
+    found = xp.zeros((m,), dtype=xp.int64, device=dev)
+    progress = Progress(xp.zeros((m,), dtype=xp.bool, device=dev))
+    run = None
+
+    def keys_of(r, c):
+        return exact_keys(xp.take(Q, r, axis=0), R, c[:, None], metric, ref_stats,
+                          q_stats=take_stats(q_stats, r), n_cols=n_cols)[:, 0]
+
+    pending: list[tuple[Any, Any, Any]] = []  # pairs not merged yet (one sort for many)
+
+    def merge(run, r, c, kv):
+        pending.append((r, kv, c))
+        if sum(int(p[0].shape[0]) for p in pending) < _PENDING_PAIRS:
+            return run
+        return flush(run)
+
+    def flush(run):
+        parts = ([run] if run is not None else []) + pending
+        pending.clear()
+        if not parts:
+            return run
+        return top_pairs(*(xp.concat([p[j] for p in parts]) for j in range(3)), k, m)
+
+    for rows, cols in make_batches(progress):
+        if maxed is None:
+            run = merge(run, rows, cols, _chunked(keys_of, rows, cols, R.shape[1] if n_cols is None else n_cols, xp))
+            continue
+        on = xp.take(maxed, rows)
+        g = xp.nonzero(~on)[0]
+        if g.shape[0]:
+            gr, gc = xp.take(rows, g), xp.take(cols, g)
+            run = merge(run, gr, gc, _chunked(keys_of, gr, gc, R.shape[1] if n_cols is None else n_cols, xp))
+        sel = xp.nonzero(on & (xp.take(found, rows) < k))[0]
+        mr, mc = xp.take(rows, sel), xp.take(cols, sel)
+        starts = xp.searchsorted(mr, arange_m)
+        rank = xp.arange(mr.shape[0], device=dev) - xp.take(starts, mr)
+        lo, width = 0, 2 * k
+        while mr.shape[0]:
+            needy = xp.take(found, mr) < k
+            pick = xp.nonzero(needy & (rank >= lo) & (rank < lo + width))[0]
+            if pick.shape[0] == 0:
+                break
+            pr, pc = xp.take(mr, pick), xp.take(mc, pick)
+            kv = keys_of(pr, pc)
+            good = xp.nonzero(kv >= top - delta)[0]
+            pr, pc, kv = xp.take(pr, good), xp.take(pc, good), xp.take(kv, good)
+            run = merge(run, pr, pc, kv)
+            found = found + (xp.searchsorted(pr, arange_m, side="right") - xp.searchsorted(pr, arange_m))
+            lo, width = lo + width, 2 * width
+        progress.done = maxed & (found >= k)
+    run = flush(run)
+    _, keys, idx = top_pairs(*run, k, m, final=True)
+    return keys, idx
+
+
+def _chunked(keys_of, rows, cols, d, xp):
+    """keys_of over pairs in chunks whose gathered rows stay within about 4 MiB."""
+    step = max(1, (4 << 20) // (12 * max(1, d)))
+    n = rows.shape[0]
+    if n <= step:
+        return keys_of(rows, cols)
+    return xp.concat([keys_of(rows[p0 : min(p0 + step, n)], cols[p0 : min(p0 + step, n)])
+                      for p0 in range(0, n, step)])

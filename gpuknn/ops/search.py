@@ -103,18 +103,21 @@ def plan_tiles(
 def _prepare(X: Any, metric: str, role: str, stats: RowStats, centre: Any, dtype: Any):
     """Tile rows of X in ``dtype`` and the norms the bounds need.
 
-    Rows are computed in X's own dtype (float32 input: float32 arithmetic from the float64
-    statistics rounded once) or, for float64 input with float32 tiles, in float64 and then
-    rounded once; each element is within ``4u`` of its exact value either way. Returns
+    Rows are computed in the more precise of X's dtype and ``dtype`` (float32 input with
+    float32 tiles: float32 arithmetic from the float64 statistics rounded once; otherwise
+    float64, then rounded once); each element is within ``4u`` of its exact value (u of
+    ``dtype``) either way. Returns
     ``(rows, norm)``: rows (n, d), or (n, d + 1) for the euclidean family
     (``[x - c, 1]`` for queries, ``[x - c, -|x - c|^2 / 2]`` for references); ``norm``
     float64 (n,) -- cosine/correlation: 1, or 0 for a zero row; euclidean: ``|x - c|``;
     inner: ``|x|``.
     """
     xp = array_namespace(X)
+    if dtype == xp.float64 and X.dtype != xp.float64:
+        X = xp.astype(X, xp.float64)
     work = X.dtype
     if metric in _EUCLID:
-        xc = X - centre[None, :]
+        xc = X - xp.astype(centre, work)[None, :]
         norm = xp.sqrt(sqdist64(X, centre[None, :]))
         if role == "query":
             extra = xp.ones((X.shape[0], 1), dtype=work, device=device_of(X))
@@ -234,7 +237,9 @@ class Reference:
     def block(self, c0: int, c1: int, dtype: Any) -> Any:
         """Prepared tile rows of references ``c0 .. c1 - 1`` in ``dtype``."""
         xp = self.xp
-        if self.rows is not None:
+        # Kept rows serve their own dtype and narrower ones (one more rounding, as the
+        # bounds assume); float64 tiles of float32 data are prepared afresh in float64.
+        if self.rows is not None and (dtype != xp.float64 or self.rows.dtype == xp.float64):
             rows = self.rows[c0:c1, :]
             return rows if rows.dtype == dtype else xp.astype(rows, dtype)
         if self._done is not None:
@@ -321,12 +326,13 @@ def _seed(S: Any, k: int, offset: int, xp: Any) -> tuple[Any, Any]:
 
 
 def collect(
-    q_rows: Any, ref: Reference, threshold: Any, plan: TilePlan, dtype: Any,
+    q_rows: Any, ref: Reference, threshold: Any, plan: TilePlan, dtype: Any, progress: Any = None,
 ) -> Iterator[tuple[Any, Any]]:
     """Yield ``(rows, columns)`` (int64, flat) of every pair with tile score >= threshold.
 
     ``threshold`` is float64 (n,), one per prepared query row; ``rows`` index ``q_rows``,
-    ``columns`` are reference indices. Pairs come tile by tile (each at most a tile's size).
+    ``columns`` are reference indices. Pairs come tile by tile (each at most a tile's size),
+    reference blocks in ascending order; rows in ``progress.done`` are skipped.
     """
     xp = array_namespace(q_rows)
     n_ref, n = ref.shape[0], q_rows.shape[0]
@@ -342,6 +348,8 @@ def collect(
             r1 = min(r0 + plan.rows, n)
             S = score_tile(q_rows[r0:r1, :], block_t)
             hit = S >= t[r0:r1, None]
+            if progress is not None:
+                hit = hit & ~progress.done[r0:r1, None]
             flat = xp.nonzero(xp.reshape(hit, (-1,)))[0]
             if flat.shape[0]:
                 yield flat // (c1 - c0) + r0, flat % (c1 - c0) + c0

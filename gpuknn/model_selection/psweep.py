@@ -1,0 +1,277 @@
+"""Neighbours for every PCA size of a grid from one accumulated projection.
+
+:func:`neighbors_for_p_sweep` keeps, per query tile, the Gram matrix of the first p
+components (:mod:`gpuknn.ops.gram`) and, at each p of the grid, turns it into tile scores,
+nominates ``k + margin`` candidates and settles their order with the exact pass
+(:func:`gpuknn.ops.groups.rerank_groups`, and for rows the certificate cannot settle, a
+second look at every score of the tile): the same lists as
+``kneighbors(Z_test[:, :p], Z_train[:, :p], k)`` for every p, at the cost of one
+projection-sized GEMM plus one scoring pass and one top-k per p.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+from .._backend import (
+    array_namespace,
+    default_working_memory,
+    device_of,
+    is_numpy_namespace,
+    preferred_tile_bytes,
+    validate_matrix,
+)
+from .._delegation import dot64, matmul_unit_roundoff
+from ..errors import InvalidInputError
+from ..neighbors import candidate_margin
+from ..ops.certify import key_rounding
+from ..ops.distance import check_metric
+from ..ops.exact import keys_to_distances, row_stats
+from ..ops.gram import gram_accumulate, prefix_bound, prefix_reference, prefix_stats, score_from_gram
+from ..ops.groups import rerank_groups
+from ..ops.rerank import collect_top, rerank, take_stats
+from ..ops.topk import topk_largest, update_topk
+
+__all__ = ["neighbors_for_p_sweep", "check_grid"]
+
+
+def check_grid(values: Sequence[int], *, name: str, upper: int) -> list[int]:
+    """Sorted unique ints in [1, upper]; a clear error otherwise."""
+    vals = sorted({int(v) for v in values})
+    if not vals or vals[0] < 1 or vals[-1] > upper:
+        raise InvalidInputError(f"{name} values must be in [1, {upper}], got {list(values)}")
+    return vals
+
+
+def neighbors_for_p_sweep(
+    Z_train: Any,
+    Z_test: Any,
+    ps: Sequence[int],
+    k_max: int,
+    *,
+    metric: str,
+    working_memory: int | None = None,
+    on_tile: Callable[[int, int], None] | None = None,
+    return_error: bool = False,
+) -> dict[int, tuple[Any, ...]]:
+    """Neighbours in the space of the first p components, for every p in ``ps``.
+
+    Parameters
+    ----------
+    Z_train : array (n_train, p_max), Z_test : array (n_test, p_max)
+        Rows projected onto the leading components (columns sorted by variance).
+    ps : sequence of int
+        PCA sizes, each in [1, p_max].
+    k_max : int
+    metric : str
+        As for :func:`gpuknn.kneighbors`, applied to the first p columns.
+    working_memory : int, optional
+        Budget for the Gram and score tiles together.
+    on_tile : callable(done_rows, total_rows), optional
+        Progress callback after each query tile.
+    return_error : bool
+        Also return, per test row, the bound on the error of its key-derived distances
+        (key units, :class:`gpuknn.ops.rerank.Reranked`'s ``err``; 0 where all are exact).
+
+    Returns
+    -------
+    dict p -> (distances (n_test, k_max), indices (n_test, k_max)[, err (n_test,)])
+        The neighbour lists of ``kneighbors(Z_test[:, :p], Z_train[:, :p], k_max)``: the
+        same tile-nominates, exact-pass-decides contract (:mod:`gpuknn.neighbors`), with
+        tile scores from the accumulated Gram matrix.
+
+    Notes
+    -----
+    Cost: one GEMM of depth p_max per query tile in total (blocks between consecutive p),
+    plus one scoring pass, one top-k and the exact pass of the near-ties per p. Memory: two
+    (rows, n_train) tiles.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 5.0]])
+    >>> out = neighbors_for_p_sweep(Z, np.array([[1.0, 4.0]]), [1, 2], 1, metric="euclidean")
+    >>> out[1][1].tolist(), out[2][1].tolist()
+    ([[1]], [[2]])
+    """
+    check_metric(metric)
+    Z_train, Z_test, xp = _pair(Z_train, Z_test)
+    n_tr, p_max = Z_train.shape
+    ps = check_grid(ps, name="p", upper=p_max)
+    if not 1 <= k_max <= n_tr:
+        raise InvalidInputError(f"k_max must be in [1, {n_tr}], got {k_max}")
+    if working_memory is None:
+        working_memory = default_working_memory(xp)
+    itemsize = 8 if Z_train.dtype == xp.float64 else 4
+    rows = max(1, min(Z_test.shape[0], int(working_memory) // (n_tr * (2 * itemsize + 2))))
+    # Reference blocks: a cache-sized Gram/score tile on the host, whole rows on a GPU.
+    cap = preferred_tile_bytes(xp)
+    cols = n_tr if cap is None else max(1, min(n_tr, cap // (rows * itemsize)))
+    kk = min(n_tr, k_max + candidate_margin(k_max))
+    u, eta = matmul_unit_roundoff(Z_train.dtype, xp)
+    r_sum, r_n2 = prefix_stats(Z_train, ps)
+    q_sum, _ = prefix_stats(Z_test, ps)
+    refs = [prefix_reference(Z_train, p, metric) for p in ps]
+    sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols)
+    parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
+    n_te = Z_test.shape[0]
+    for a in range(0, n_te, rows):
+        b = min(a + rows, n_te)
+        bounds = [_bounds(Z_test[a:b, :p], p, metric, refs[j], u=u, eta=eta) for j, p in enumerate(ps)]
+        qs = [q[a:b] for q in q_sum]
+        cand = sweep.nominate(Z_test[a:b, :], qs, bounds, kk)
+        for j, p in enumerate(ps):
+            keys, best, err = _exact_at_p(sweep, j, cand[j], Z_test[a:b, :], k_max, bounds[j])
+            parts[p].append((xp.astype(keys_to_distances(keys, metric), Z_train.dtype), best, err))
+        if on_tile is not None:
+            on_tile(b, n_te)
+    n_out = 3 if return_error else 2
+    return {p: tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out))
+            for p, v in parts.items()}
+
+
+class _Sweep:
+    """The tile scores of one query tile against reference blocks, for every p of the grid."""
+
+    def __init__(self, Z_train, ps, metric, refs, r_sum, r_n2, cols):
+        self.Z, self.ps, self.metric, self.refs = Z_train, ps, metric, refs
+        self.r_sum, self.r_n2, self.cols = r_sum, r_n2, cols
+        self.xp = array_namespace(Z_train)
+
+    def scores(self, G, j, q_sum, bounds, c0, c1, out=None):
+        """Tile scores at ps[j] of references c0..c1-1 from their Gram block G."""
+        xp, ref = self.xp, self.refs[j]
+        lift = None if bounds[3] is None else (xp.astype(bounds[3], G.dtype), ref.kappa_rows[c0:c1])
+        w = None if ref.weight is None else ref.weight[c0:c1]
+        return score_from_gram(G, self.ps[j], self.metric, q_sum, self.r_sum[j][c0:c1],
+                               self.r_n2[j][c0:c1], w, out=out, lift=lift)
+
+    def nominate(self, Zq, q_sums, bounds, kk):
+        """Each p's ``kk`` best tile scores per query row (descending) and their indices.
+
+        For each reference block the Gram matrix grows over the p grid (one GEMM of depth
+        p_max per block in all); each p's running lists take the block's candidates
+        (:func:`~gpuknn.ops.topk.update_topk`). The previous p's seed candidates give the
+        next p's first block a tight threshold (neighbours change slowly with p).
+        """
+        xp, n_tr = self.xp, self.Z.shape[0]
+        m = Zq.shape[0]
+        best: list[Any] = [None] * len(self.ps)
+        dev = device_of(self.Z)
+        buf = xp.empty((m, min(self.cols, n_tr)), dtype=self.Z.dtype, device=dev) if is_numpy_namespace(xp) else None
+        for c0 in range(0, n_tr, self.cols):
+            c1 = min(c0 + self.cols, n_tr)
+            G = xp.zeros((m, c1 - c0), dtype=self.Z.dtype, device=dev)
+            out = None if buf is None else buf[:, : c1 - c0]
+            prev, seed = 0, None
+            for j, p in enumerate(self.ps):
+                G = gram_accumulate(G, Zq[:, prev:p], self.Z[c0:c1, prev:p])
+                S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=out)
+                if best[j] is None:
+                    t = None if seed is None else xp.min(xp.take_along_axis(S, seed, axis=1), axis=1)
+                    vals, cols = topk_largest(S, min(kk, c1 - c0), threshold=t)
+                    seed = cols
+                    best[j] = _pad(vals, cols, kk, xp)
+                else:
+                    best[j] = update_topk(best[j][0], best[j][1], S, c0)
+                del S
+                prev = p
+        return best
+
+    def collect(self, j, Zq, kth, q_stats):
+        """``make_batches`` for :func:`~gpuknn.ops.rerank.collect_top`: every reference
+        whose float64 tile score at ps[j] comes within its bound of each row's k-th exact
+        key (``kth``), block by block. Float64 scores (a depth-p GEMM) have a bound some
+        10^-9 of float32's, so little beyond the true top k is collected."""
+        xp, p, ref = self.xp, self.ps[j], self.refs[j]
+        f64 = xp.float64
+        Zq = xp.astype(Zq[:, :p], f64)
+        q_norm = xp.sqrt(dot64(Zq, Zq))
+        u, eta = matmul_unit_roundoff(f64, xp)
+        bound, scale, shift, _ = prefix_bound(self.metric, p, q_stats, q_norm, ref, u=u, eta=eta)
+        units = kth if scale is None else kth * scale
+        t = (units if shift is None else units + shift) - bound
+        q_sum = xp.sum(Zq, axis=1)
+        w = ref.stats.inv_norm
+
+        def batches(progress):
+            n_tr = self.Z.shape[0]
+            for c0 in range(0, n_tr, self.cols):
+                c1 = min(c0 + self.cols, n_tr)
+                Zr = xp.astype(self.Z[c0:c1, :p], f64)
+                G = Zq @ Zr.T
+                S = score_from_gram(G, p, self.metric, q_sum, xp.sum(Zr, axis=1),
+                                    xp.sum(Zr * Zr, axis=1), None if w is None else w[c0:c1])
+                hit = (S >= t[:, None]) & ~progress.done[:, None]
+                flat = xp.nonzero(xp.reshape(hit, (-1,)))[0]
+                if flat.shape[0]:
+                    yield flat // (c1 - c0), flat % (c1 - c0) + c0
+
+        return batches
+
+
+def _pad(vals, cols, kk, xp):
+    """Seed lists from a block narrower than kk: padded with (-inf, -1)."""
+    m, c = vals.shape
+    if c == kk:
+        return vals, cols
+    dev = device_of(vals)
+    return (xp.concat([vals, xp.full((m, kk - c), -math.inf, dtype=vals.dtype, device=dev)], axis=1),
+            xp.concat([cols, xp.full((m, kk - c), -1, dtype=cols.dtype, device=dev)], axis=1))
+
+
+# Correlation at small p: rows whose |r| / |r - mean(r)| exceeds this anywhere get
+# per-reference bounds (an optimistic tile) instead of one bound for all.
+_KAPPA_SPREAD = 2.0
+# Columns of the tile scanned at a time by the second pass of uncertified rows.
+_WINDOW = 2048
+
+
+def _bounds(Zq, p, metric, ref, *, u, eta):
+    """Query statistics and the tile bounds at size p (:func:`gpuknn.ops.gram.prefix_bound`)."""
+    xp = array_namespace(Zq)
+    q_stats = row_stats(Zq, metric)
+    q_norm = xp.sqrt(dot64(Zq, Zq))
+    bound, scale, shift, lift = prefix_bound(metric, p, q_stats, q_norm, ref, u=u, eta=eta,
+                                             per_row=ref.kappa > _KAPPA_SPREAD)
+    return q_stats, bound, scale, lift, shift
+
+
+def _exact_at_p(sweep, j, cand, Zq, k, bounds):
+    """Exact order of the top k (keys, indices, errors) at ps[j] from the tile candidates;
+    rows the certificate cannot settle take every reference whose score reaches their
+    threshold (:meth:`_Sweep.collect`)."""
+    xp = sweep.xp
+    p, metric, ref = sweep.ps[j], sweep.metric, sweep.refs[j]
+    vals, idx = cand
+    Zp, Zr = Zq[:, :p], sweep.Z[:, :p]
+    q_stats, bound, scale, lift, shift = bounds
+    # Optimistic (lifted) scores only bound the keys from above, and float64 input wants
+    # exact distances: every candidate exact there; near-tie groups only otherwise.
+    settle = rerank if lift is not None or Zq.dtype == xp.float64 else rerank_groups
+    res = settle(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, bound=bound, scale=scale,
+                 shift=shift, complete=idx.shape[1] >= Zr.shape[0])
+    if bool(xp.all(res.ok)):
+        return res.keys, res.index, res.err
+    bad = xp.nonzero(~res.ok)[0]
+    kth, qb_stats = xp.take(res.keys[:, k - 1], bad), take_stats(q_stats, bad)
+    batches = sweep.collect(j, xp.take(Zq, bad, axis=0), kth, qb_stats)
+    kb, ib = collect_top(batches, xp.take(Zp, bad, axis=0), Zr, metric, ref.stats,
+                         qb_stats, k, kth=kth,
+                         delta=key_rounding(metric, p, max(1.0, ref.kappa)))
+    pos = xp.cumulative_sum(xp.astype(~res.ok, xp.int64)) - 1
+    pos = xp.where(res.ok, xp.zeros_like(pos), pos)
+    keep = res.ok[:, None]
+    return (xp.where(keep, res.keys, xp.take(kb, pos, axis=0)),
+            xp.where(keep, res.index, xp.take(xp.astype(ib, xp.int64), pos, axis=0)),
+            xp.where(res.ok, res.err, xp.zeros_like(res.err)))
+
+
+def _pair(A: Any, B: Any) -> tuple[Any, Any, Any]:
+    xp = array_namespace(A, B)
+    A = validate_matrix(A, xp, name="Z_train")
+    B = validate_matrix(B, xp, name="Z_test", dtype=A.dtype)
+    if A.shape[1] != B.shape[1]:
+        raise InvalidInputError(f"Z_train has {A.shape[1]} columns but Z_test has {B.shape[1]}")
+    return A, B, xp

@@ -1,0 +1,160 @@
+"""Exact work only where the tile cannot decide: near-tie groups and the k-th boundary.
+
+A float32 tile score is within ``e_q`` of its exact key (in tile units,
+:mod:`gpuknn.ops.certify`), so two candidates whose tile scores differ by more than
+``2 e_q`` are already in their exact order. :func:`rerank_groups` splits each row's
+candidate list (tile scores, descending) into **groups** of consecutive candidates closer
+than ``2 e_q``; only members of groups with two or more candidates, up to the end of the
+group that holds the k-th place, get exact keys (:func:`gpuknn.ops.exact.exact_keys`), and
+are ordered by (exact key, index) inside their group. A row is certified when the group of
+the k-th place ends before the list does: every reference outside the list then scores
+below it by more than ``2 e_q`` and cannot enter.
+
+The other candidates keep the key their tile score implies, within ``e_q`` of the exact one
+(the result's ``err``): the *order* of every list is the exact one, distances carry the
+tile's certified rounding. On Fashion-MNIST (k = 10, 784 features) about one entry in
+twenty needs an exact key, against every one of them in :func:`gpuknn.ops.rerank.rerank`,
+which uncertified rows and float64 input searched in float32 still use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._backend import array_namespace, device_of
+from .exact import RowStats, exact_keys
+from .rerank import Reranked, rerank, take_stats
+
+__all__ = ["rerank_groups"]
+
+
+def rerank_groups(
+    Q: Any, R: Any, tile_scores: Any, index: Any, k: int, metric: str, ref_stats: RowStats,
+    q_stats: RowStats, *, bound: Any, scale: Any = None, shift: Any = None, complete: bool,
+    local: Any = None,
+) -> Reranked:
+    """Exact order of each row's top k, exact keys only for near-tie groups.
+
+    Same parameters as :func:`gpuknn.ops.rerank.rerank`. Returns a
+    :class:`~gpuknn.ops.rerank.Reranked` whose ``keys`` are exact for the group members
+    and tile-derived (within ``err``, key units) for the others; rows that are not
+    certified come from :func:`~gpuknn.ops.rerank.rerank` (exact keys, a threshold for the
+    second pass; ``ok`` where the exact k-th key certifies them after all).
+    """
+    xp = array_namespace(tile_scores, index)
+    local = index if local is None else local
+    m, kk = index.shape
+    dev = device_of(index)
+    s = xp.astype(tile_scores, xp.float64)
+    sc = None if scale is None else (xp.asarray(scale, dtype=xp.float64, device=dev) if not
+                                     hasattr(scale, "shape") else scale)
+    if sc is not None and sc.ndim == 0:
+        sc = xp.full((m,), float(sc), dtype=xp.float64, device=dev)
+    zero_scale = None if sc is None else sc == 0
+    key_t = s if shift is None else s - shift[:, None]
+    if sc is not None:
+        key_t = xp.where(zero_scale[:, None], xp.zeros_like(key_t),
+                         key_t / xp.where(zero_scale, xp.ones_like(sc), sc)[:, None])
+    no = xp.zeros((m, 1), dtype=xp.bool, device=dev)
+    linked = (s[:, :-1] - s[:, 1:]) <= 2 * bound[:, None] if kk > 1 else xp.zeros((m, 0), dtype=xp.bool, device=dev)
+    gid = xp.cumulative_sum(xp.astype(xp.concat([no, ~linked], axis=1), xp.int32), axis=1)
+    gk = gid[:, k - 1]
+    exact_row = bound == 0
+    ok = (gid[:, kk - 1] > gk) | exact_row
+    if complete:
+        ok = xp.ones_like(ok)
+    if zero_scale is not None:  # tile units that carry no key (zero query rows)
+        ok = ok & (exact_row | ~zero_scale)
+    multi = xp.concat([linked, no], axis=1) | xp.concat([no, linked], axis=1)
+    err = bound if sc is None else bound / xp.where(zero_scale, xp.ones_like(sc), sc)
+    # Also exact: the first k whose distance the tile gets to worse than 1 % (near duplicates).
+    coarse = _coarse(key_t, err, metric, k, xp)
+    flag = (multi & (gid <= gk[:, None]) | coarse) & ~exact_row[:, None] & ok[:, None]
+    keys = xp.reshape(key_t, (-1,))
+    flat_flag = xp.reshape(flag, (-1,))
+    sub = xp.nonzero(xp.any(flag, axis=1))[0]
+    if sub.shape[0]:
+        ex = _flagged_keys(Q, R, local, flag, sub, metric, ref_stats, q_stats, xp)
+        pos = xp.cumulative_sum(xp.astype(flat_flag, xp.int64)) - 1
+        keys = xp.where(flat_flag, xp.take(ex, xp.clip(pos, min=0)), keys)
+    keys = xp.reshape(keys, (m, kk))
+    top_keys, top_idx = keys[:, :k], index[:, :k]
+    if sub.shape[0]:  # reorder inside the groups: (group, key descending, index ascending)
+        kv, iv, gv = xp.take(keys, sub, axis=0), xp.take(index, sub, axis=0), xp.take(gid, sub, axis=0)
+        o = xp.argsort(iv, axis=1, stable=True)
+        o = xp.take_along_axis(o, xp.argsort(-xp.take_along_axis(kv, o, axis=1), axis=1, stable=True), axis=1)
+        o = xp.take_along_axis(o, xp.argsort(xp.take_along_axis(gv, o, axis=1), axis=1, stable=True), axis=1)[:, :k]
+        kv, iv = xp.take_along_axis(kv, o, axis=1), xp.take_along_axis(iv, o, axis=1)
+        top_keys, top_idx = _put_rows(top_keys, top_idx, sub, kv, iv, m, xp)
+    err = xp.where(exact_row, xp.zeros_like(err), err)
+    res = Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, s[:, k - 1] - 2 * bound, err)
+    bad = xp.nonzero(~ok)[0]
+    if bad.shape[0] == 0:
+        return res
+    # Uncertified rows: every candidate exact, and the threshold of the second pass.
+    sub_res = rerank(xp.take(Q, bad, axis=0), R, xp.take(tile_scores, bad, axis=0),
+                     xp.take(index, bad, axis=0), k, metric, ref_stats, take_stats(q_stats, bad),
+                     bound=xp.take(bound, bad),
+                     scale=None if sc is None else xp.take(sc, bad),
+                     shift=None if shift is None else xp.take(shift, bad),
+                     complete=complete, local=xp.take(local, bad, axis=0))
+    keys, idx = _put_rows(res.keys, res.index, bad, sub_res.keys, sub_res.index, m, xp)
+    thr = _put_vec(res.threshold, bad, sub_res.threshold, m, xp)
+    err = _put_vec(res.err, bad, xp.zeros_like(sub_res.threshold), m, xp)
+    # With every candidate exact, the k-th exact key may certify the row after all.
+    ok = _put_vec(ok, bad, sub_res.ok, m, xp)
+    return Reranked(keys, idx, ok, thr, err)
+
+
+def _coarse(key_t: Any, err: Any, metric: str, k: int, xp: Any) -> Any:
+    """Candidates among the first k whose key-derived distance may be off by over 1 %."""
+    m, kk = key_t.shape
+    if metric in ("euclidean", "sqeuclidean"):
+        size = xp.clip(-key_t, min=0.0)  # squared distance: err is in its units
+    elif metric in ("cosine", "correlation"):
+        size = xp.clip(1.0 - key_t, min=0.0)
+    else:
+        return xp.zeros((m, kk), dtype=xp.bool, device=device_of(key_t))
+    near = err[:, None] > 0.01 * size
+    head = xp.arange(kk, device=device_of(key_t))[None, :] < k
+    return near & head
+
+
+def _flagged_keys(Q, R, local, flag, sub, metric, ref_stats, q_stats, xp):
+    """Exact keys of the flagged candidates, in row-major order of ``flag``.
+
+    Each row's flagged candidates are packed to the left of a (rows, widest) block, so the
+    query row is broadcast over its candidates instead of gathered once per pair.
+    """
+    fl = xp.take(flag, sub, axis=0)
+    counts = xp.sum(xp.astype(fl, xp.int64), axis=1)
+    width = int(xp.max(counts))
+    # Column of each flagged entry, packed left: order by (not flagged, column).
+    dev = device_of(fl)
+    order = xp.argsort(xp.astype(~fl, xp.int32), axis=1, stable=True)[:, :width]
+    j = xp.arange(width, device=dev)
+    valid = j[None, :] < counts[:, None]
+    cols = xp.where(valid, order, xp.zeros_like(order))
+    idx = xp.take_along_axis(xp.take(local, sub, axis=0), cols, axis=1)
+    keys = exact_keys(xp.take(Q, sub, axis=0), R, idx, metric, ref_stats, q_stats=take_stats(q_stats, sub))
+    return xp.take(xp.reshape(keys, (-1,)), xp.nonzero(xp.reshape(valid, (-1,)))[0])
+
+
+def _put_rows(A: Any, B: Any, rows: Any, A_sub: Any, B_sub: Any, m: int, xp: Any):
+    """A and B with their ``rows`` replaced by A_sub, B_sub (no scatter in the array API)."""
+    mask, pos = _positions(rows, m, xp)
+    return (xp.where(mask[:, None], xp.take(A_sub, pos, axis=0), A),
+            xp.where(mask[:, None], xp.take(B_sub, pos, axis=0), B))
+
+
+def _put_vec(v: Any, rows: Any, v_sub: Any, m: int, xp: Any) -> Any:
+    mask, pos = _positions(rows, m, xp)
+    return xp.where(mask, xp.take(v_sub, pos), v)
+
+
+def _positions(rows: Any, m: int, xp: Any) -> tuple[Any, Any]:
+    """For sorted unique ``rows``: a mask of them among 0..m-1 and each row's position."""
+    dev = device_of(rows)
+    ar = xp.arange(m, dtype=rows.dtype, device=dev)
+    pos = xp.clip(xp.searchsorted(rows, ar), max=rows.shape[0] - 1)
+    return xp.take(rows, pos) == ar, pos

@@ -1,0 +1,137 @@
+"""Partial searches and their merge: the unit of scale-out.
+
+A reference set too large for one device (or spread over a Dask cluster) is searched shard
+by shard: :func:`kneighbors_partial` searches one shard and returns, for every query, the
+shard's k best **exact keys** (float64, larger = closer; :mod:`gpuknn.ops.exact`) with
+their *global* reference indices (``offset`` + the row in the shard). Because the keys are
+the exact ones, computed pair by pair, :func:`merge_partial` only has to keep the k best
+entries of two lists by (key descending, index ascending): the merge is associative and
+commutative, so any tree of merges over any split of the reference gives exactly the
+single search's answer (:func:`gpuknn.kneighbors`). :func:`finalize_partial` turns the
+merged keys into distances.
+
+Examples
+--------
+>>> import numpy as np
+>>> R = np.array([[0.0], [1.0], [2.0], [3.0], [4.0]])
+>>> Q = np.array([[2.2]])
+>>> a = kneighbors_partial(Q, R[:2], 3, offset=0)   # a shard with fewer than k rows
+>>> b = kneighbors_partial(Q, R[2:], 3, offset=2)
+>>> finalize_partial(merge_partial(a, b))
+(array([[0.2, 0.8, 1.2]]), array([[2, 3, 1]]))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from ._backend import array_namespace, check_int, device_of
+from .errors import InvalidInputError
+from .neighbors import _check_working_memory, kneighbors_keys, resolve_inputs
+from .ops.distance import check_metric
+from .ops.exact import keys_to_distances
+from .ops.topk import merge_topk
+
+__all__ = ["PartialNeighbors", "kneighbors_partial", "merge_partial", "finalize_partial"]
+
+
+class PartialNeighbors(NamedTuple):
+    """The k best references of each query found so far.
+
+    Attributes
+    ----------
+    keys : float64 array (n_queries, k)
+        Exact keys, descending; ``-inf`` in slots no reference has filled yet.
+    indices : int64 array (n_queries, k)
+        Global reference indices; ``-1`` in unfilled slots.
+    metric : str
+    dtype : dtype
+        The queries' dtype, which :func:`finalize_partial` gives the distances.
+    """
+
+    keys: Any
+    indices: Any
+    metric: str
+    dtype: Any
+
+
+def kneighbors_partial(
+    Q: Any, R: Any, k: int, *, offset: int = 0, metric: str = "euclidean",
+    working_memory: int | None = None,
+) -> PartialNeighbors:
+    """Search one shard of the references: its k best, with global indices.
+
+    Parameters
+    ----------
+    Q : array (n_queries, d)
+    R : array (n_shard, d) or :class:`~gpuknn.neighbors.PreparedReference`
+        The shard: references ``offset .. offset + n_shard - 1`` of the whole set. A shard
+        with fewer than k rows fills the rest with ``(-inf, -1)``.
+    k : int, >= 1
+    offset : int, >= 0
+        Global index of the shard's first row.
+    metric, working_memory
+        As for :func:`gpuknn.kneighbors`.
+
+    Returns
+    -------
+    PartialNeighbors
+
+    Notes
+    -----
+    The same work as :func:`gpuknn.kneighbors` on the shard. Shards must not overlap (a
+    reference in two shards would be kept twice).
+    """
+    check_metric(metric)
+    k = check_int(k, name="k", low=1)
+    offset = check_int(offset, name="offset", low=0)
+    Q, ref, magnitude, xp = resolve_inputs(Q, R, metric)
+    wm = _check_working_memory(working_memory, xp)
+    kk = min(k, ref.shape[0])
+    keys, idx, _ = kneighbors_keys(Q, ref, kk, working_memory=wm, magnitude=magnitude, exact_all=True)
+    idx = idx + offset
+    if kk < k:
+        dev, n = device_of(keys), keys.shape[0]
+        keys = xp.concat([keys, xp.full((n, k - kk), -math.inf, dtype=keys.dtype, device=dev)], axis=1)
+        idx = xp.concat([idx, xp.full((n, k - kk), -1, dtype=idx.dtype, device=dev)], axis=1)
+    return PartialNeighbors(keys, idx, metric, Q.dtype)
+
+
+def merge_partial(a: PartialNeighbors, b: PartialNeighbors) -> PartialNeighbors:
+    """The k best of two partial results, by (key descending, index ascending).
+
+    Associative and commutative: any order or tree of merges over disjoint shards gives
+    the same lists, equal to the single search's.
+    """
+    if a.metric != b.metric:
+        raise InvalidInputError(f"cannot merge results of metrics {a.metric!r} and {b.metric!r}")
+    if a.keys.shape != b.keys.shape:
+        raise InvalidInputError(
+            f"cannot merge partial results of shapes {tuple(a.keys.shape)} and {tuple(b.keys.shape)} "
+            "(same queries and k expected)"
+        )
+    xp = array_namespace(a.keys, b.keys)
+    k = a.keys.shape[1]
+    keys, idx = merge_topk(xp.concat([a.keys, b.keys], axis=1), xp.concat([a.indices, b.indices], axis=1), k)
+    return PartialNeighbors(keys, idx, a.metric, a.dtype)
+
+
+def finalize_partial(p: PartialNeighbors, *, return_distance: bool = True):
+    """``(distances, indices)`` of a merged result, as :func:`gpuknn.kneighbors` returns them.
+
+    Raises
+    ------
+    InvalidInputError
+        Some slots are still unfilled (all shards together hold fewer than k references).
+    """
+    xp = array_namespace(p.keys, p.indices)
+    if bool(xp.any(p.indices < 0)):
+        filled = int(xp.min(xp.sum(xp.astype(p.indices >= 0, xp.int64), axis=1)))
+        raise InvalidInputError(
+            f"only {filled} of k={p.indices.shape[1]} neighbours were found: the shards merged "
+            "so far hold fewer references than k"
+        )
+    if not return_distance:
+        return p.indices
+    return xp.astype(keys_to_distances(p.keys, p.metric), p.dtype), p.indices
