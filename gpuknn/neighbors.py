@@ -23,7 +23,7 @@ rounding. Distances are the exact ones, rounded once to the input's dtype.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._backend import (
     array_namespace,
@@ -37,12 +37,13 @@ from ._delegation import matmul_unit_roundoff
 from .errors import InvalidInputError
 from .ops.certify import key_rounding, tile_error_bound
 from .ops.distance import check_metric, validate_pair
-from .ops.exact import exact_keys, keys_to_distances
+from .ops.exact import distance_interval, exact_keys, keys_to_distances
 from .ops.groups import rerank_groups
 from .ops.rerank import collect_top, rerank
 from .ops.search import Reference, TilePlan, collect, nominate, plan_tiles, prepare_queries
 
-__all__ = ["PreparedReference", "kneighbors", "kneighbors_keys", "plan_tiles", "candidate_margin"]
+__all__ = ["PreparedReference", "Neighbors", "kneighbors", "search", "kneighbors_keys", "plan_tiles",
+           "candidate_margin"]
 
 # Float64 searches at least this large (queries x references x row width) run their tile
 # pass in float32 (the exact pass restores float64); below it one float64 pass is cheaper.
@@ -158,14 +159,69 @@ def kneighbors(
     >>> kneighbors(np.array([[1.2]]), R, 2)
     (array([[0.2, 0.8]]), array([[1, 2]]))
     """
+    nb = search(Q, R, k, metric=metric, working_memory=working_memory)
+    if not return_distance:
+        return nb.indices
+    return nb.output_distances(), nb.indices
+
+
+class Neighbors(NamedTuple):
+    """A search's result with what exact decisions on its distances need.
+
+    Attributes
+    ----------
+    keys : float64 array (n, k)
+        Keys (:mod:`gpuknn.ops.exact`), descending; exact, or within ``err`` of exact.
+    indices : int64 array (n, k)
+    err : float64 array (n,)
+        Bound on each row's key errors (0 where every key is exact).
+    metric : str
+    dtype : the queries' dtype (that of :meth:`output_distances`)
+    refine : callable(rows) -> float64 array (len(rows), k)
+        The exact distances of the given rows' neighbours.
+    """
+
+    keys: Any
+    indices: Any
+    err: Any
+    metric: str
+    dtype: Any
+    refine: Any
+
+    @property
+    def distances(self) -> Any:
+        """Float64 distances of the keys."""
+        return keys_to_distances(self.keys, self.metric)
+
+    def output_distances(self) -> Any:
+        """Distances in the queries' dtype, as :func:`kneighbors` returns them."""
+        xp = array_namespace(self.keys)
+        return xp.astype(self.distances, self.dtype)
+
+    def vote_args(self) -> dict:
+        """Keyword arguments of :func:`gpuknn.votes_for_many_k` for exact weighted votes."""
+        xp = array_namespace(self.keys)
+        bounds = None
+        if bool(xp.any(self.err > 0)):
+            bounds = distance_interval(self.keys, self.err, self.metric)
+        return {"distances": self.distances, "bounds": bounds, "refine": self.refine}
+
+
+def search(Q: Any, R: Any, k: int, *, metric: str = "euclidean", working_memory: int | None = None,
+           ) -> Neighbors:
+    """:func:`kneighbors` returning a :class:`Neighbors` (for exact decisions downstream)."""
     check_metric(metric)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric)
     k = check_int(k, name="k", low=1, high=ref.shape[0])
     working_memory = _check_working_memory(working_memory, xp)
-    keys, idx, _ = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude)
-    if not return_distance:
-        return idx
-    return xp.astype(keys_to_distances(keys, metric), Q.dtype), idx
+    keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude)
+
+    def refine(rows: Any) -> Any:
+        exact = exact_keys(xp.take(Q, rows, axis=0), ref.data, xp.take(idx, rows, axis=0),
+                           metric, ref.stats)
+        return keys_to_distances(exact, metric)
+
+    return Neighbors(keys, idx, err, metric, Q.dtype, refine)
 
 
 def resolve_inputs(Q: Any, R: Any, metric: str) -> tuple[Any, Reference, float, Any]:

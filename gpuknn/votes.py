@@ -1,38 +1,76 @@
-"""Class votes of sorted neighbour lists, for many k at once.
+"""Class votes of sorted neighbour lists, for many k at once, decided exactly.
 
 A cumulative one-hot count along the neighbour axis gives the votes of the first k
 neighbours for every k in one vectorised pass -- what the sweeps and the classifiers use.
-**Vote ties go to the lowest class index** (scikit-learn's rule), on every backend.
+Rows are processed in cache-sized blocks. **Vote ties go to the lowest class index**
+(scikit-learn's rule), on every backend.
+
+Distance-weighted votes (``1/d``) are sums of floats, so a winner can hinge on a
+difference below their rounding. :func:`votes_for_many_k` decides those exactly: totals
+are float64; with ``bounds`` (each distance's certified interval, when the distances come
+from a float32 tile, :mod:`gpuknn.ops.groups`) a row whose winner the intervals cannot
+settle gets its exact distances from ``refine``; a float64 total that hinges on its own
+rounding is decided in rational arithmetic on the host. The decision is that of the
+exact distances, on every backend and tiling.
 """
 
 from __future__ import annotations
 
+import math
 import operator
-from typing import Any, Sequence
+from fractions import Fraction
+from typing import Any, Callable, Sequence
 
-from ._backend import array_namespace, device_of
+import numpy as np
+
+from ._backend import array_namespace, device_of, to_numpy
 from .errors import InvalidInputError
 
 __all__ = ["vote_counts", "votes_for_many_k"]
 
+_U64 = 2.0**-53
+# Rows per block: the (rows, k_max, n_classes) cube of counts stays near this size.
+_BLOCK_BYTES = 4 << 20
+
 
 def _neighbor_weights(distances: Any, weights: str, xp: Any) -> Any:
-    """Per-neighbour vote weights (rows sorted ascending by distance).
+    """Per-neighbour vote weights (rows sorted ascending by distance), float64.
 
     ``"distance"`` follows scikit-learn: ``1/d``, except that a row with an exact zero
     distance gives weight 1 to its zero-distance neighbours and 0 to the others.
     """
     if weights == "uniform":
         return None
-    if weights != "distance":
-        raise InvalidInputError(f"weights must be 'uniform' or 'distance', got {weights!r}")
+    _check_weights(weights)
     if distances is None:
         raise InvalidInputError("weights='distance' needs the neighbour distances")
-    zero = distances == 0
-    inv = 1.0 / xp.where(zero, xp.ones_like(distances), distances)
+    d = xp.astype(distances, xp.float64)
+    zero = d == 0
+    inv = 1.0 / xp.where(zero, xp.ones_like(d), d)
     # Rows are sorted ascending, so a zero anywhere means a zero in column 0.
-    row_zero = zero[:, 0:1]
-    return xp.where(row_zero, xp.astype(zero, distances.dtype), inv)
+    return xp.where(zero[:, 0:1], xp.astype(zero, d.dtype), inv)
+
+
+def _check_weights(weights: str) -> None:
+    if weights not in ("uniform", "distance"):
+        raise InvalidInputError(f"weights must be 'uniform' or 'distance', got {weights!r}")
+
+
+def _check_ks(ks: Sequence[int], k_max: int) -> list[int]:
+    ks_list = [operator.index(k) for k in ks]
+    if not ks_list or min(ks_list) < 1 or max(ks_list) > k_max:
+        raise InvalidInputError(f"every k must be in [1, {k_max}], got {ks_list}")
+    return ks_list
+
+
+def _cumulative(lab: Any, w: Any, k_idx: Any, n_classes: int, xp: Any) -> Any:
+    """Totals (b, len(ks), C) of the first k neighbours of a row block, every k at once."""
+    classes = xp.arange(n_classes, device=device_of(lab))
+    onehot = lab[:, :, None] == classes[None, None, :]
+    onehot = xp.astype(onehot, xp.int64 if w is None else w.dtype)
+    if w is not None:
+        onehot = onehot * w[:, :, None]
+    return xp.take(xp.cumulative_sum(onehot, axis=1), k_idx, axis=1)
 
 
 def vote_counts(
@@ -42,7 +80,7 @@ def vote_counts(
     n_classes: int,
     distances: Any = None,
     weights: str = "uniform",
-    max_bytes: int = 1 << 28,
+    max_bytes: int = _BLOCK_BYTES,
 ) -> Any:
     """Class vote totals for every k in ``ks`` from one sorted neighbour list.
 
@@ -65,29 +103,25 @@ def vote_counts(
     Returns
     -------
     counts : array of shape (len(ks), n, n_classes)
-        int64 for uniform votes, the distances' float dtype for distance weights.
+        int64 for uniform votes, float64 for distance weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> vote_counts(np.array([[2, 1, 1]]), [1, 3], n_classes=3)
+    array([[[0, 0, 1]],
+    <BLANKLINE>
+           [[0, 2, 1]]])
     """
     xp = array_namespace(neighbor_labels, distances)
     n, k_max = neighbor_labels.shape
-    ks_list = [operator.index(k) for k in ks]
-    if not ks_list or min(ks_list) < 1 or max(ks_list) > k_max:
-        raise InvalidInputError(f"every k must be in [1, {k_max}], got {ks_list}")
+    ks_list = _check_ks(ks, k_max)
     w = _neighbor_weights(distances, weights, xp)
-    dev = device_of(neighbor_labels)
-    classes = xp.arange(n_classes, device=dev)
-    k_idx = xp.asarray([k - 1 for k in ks_list], device=dev)
-    dtype = xp.int64 if w is None else w.dtype
-    per_row = k_max * n_classes * 8
-    block = max(1, min(n, max_bytes // max(1, per_row)))
-    out = []
-    for b0 in range(0, n, block):
-        b1 = min(b0 + block, n)
-        lab = neighbor_labels[b0:b1, :]
-        onehot = xp.astype(lab[:, :, None] == classes[None, None, :], dtype)
-        if w is not None:
-            onehot = onehot * w[b0:b1, :, None]
-        cum = xp.cumulative_sum(onehot, axis=1)
-        out.append(xp.take(cum, k_idx, axis=1))  # (b, len(ks), C)
+    k_idx = xp.asarray([k - 1 for k in ks_list], device=device_of(neighbor_labels))
+    block = max(1, min(n, int(max_bytes) // max(1, k_max * n_classes * 8)))
+    out = [_cumulative(neighbor_labels[b0 : min(b0 + block, n), :],
+                       None if w is None else w[b0 : min(b0 + block, n), :], k_idx, n_classes, xp)
+           for b0 in range(0, n, block)]
     counts = out[0] if len(out) == 1 else xp.concat(out, axis=0)
     return xp.permute_dims(counts, (1, 0, 2))
 
@@ -99,14 +133,35 @@ def votes_for_many_k(
     n_classes: int,
     distances: Any = None,
     weights: str = "uniform",
+    bounds: tuple[Any, Any] | None = None,
+    refine: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Predicted class index for every k in ``ks`` from one sorted neighbour list.
 
     **Vote ties go to the lowest class index** (scikit-learn's rule), on every backend.
 
+    Parameters
+    ----------
+    neighbor_labels : int array of shape (n, k_max)
+    ks : sequence of int
+    n_classes : int
+    distances : array of shape (n, k_max), optional
+        Needed for ``weights="distance"``.
+    weights : {"uniform", "distance"}
+    bounds : (d_lo, d_hi) arrays of shape (n, k_max), optional
+        Certified intervals of the exact distances (when ``distances`` are not exact).
+    refine : callable(rows) -> array (len(rows), k_max), optional
+        The exact float64 distances of the given rows (int array of row numbers); with
+        ``bounds``, used for the rows whose winner the intervals cannot settle.
+
     Returns
     -------
     predictions : int64 array of shape (len(ks), n)
+
+    Notes
+    -----
+    Weighted totals are float64. A winner whose margin is within the totals' rounding is
+    decided in exact rational arithmetic on the host (rare: a handful of rows).
 
     Examples
     --------
@@ -116,10 +171,106 @@ def votes_for_many_k(
     array([[2],
            [1],
            [1]])
+    >>> votes_for_many_k(np.array([[0, 1]]), [2], n_classes=2, distances=np.array([[1.0, 1.0]]),
+    ...                  weights="distance")
+    array([[0]])
     """
     xp = array_namespace(neighbor_labels, distances)
-    counts = vote_counts(
-        neighbor_labels, ks, n_classes=n_classes, distances=distances, weights=weights
-    )
-    return xp.astype(xp.argmax(counts, axis=2), xp.int64)
+    n, k_max = neighbor_labels.shape
+    ks_list = _check_ks(ks, k_max)
+    _check_weights(weights)
+    if weights == "uniform":
+        counts = vote_counts(neighbor_labels, ks_list, n_classes=n_classes)
+        return xp.astype(xp.argmax(counts, axis=2), xp.int64)
+    if distances is None:
+        raise InvalidInputError("weights='distance' needs the neighbour distances")
+    k_idx = xp.asarray([k - 1 for k in ks_list], device=device_of(neighbor_labels))
+    block = max(1, min(n, _BLOCK_BYTES // max(1, k_max * n_classes * 8)))
+    preds, hinges = [], []
+    for b0 in range(0, n, block):
+        b1 = min(b0 + block, n)
+        lab = neighbor_labels[b0:b1, :]
+        tot = _cumulative(lab, _neighbor_weights(distances[b0:b1, :], weights, xp), k_idx, n_classes, xp)
+        pred = xp.argmax(tot, axis=2)
+        if bounds is not None:
+            unsure = _interval_unsure(lab, bounds[0][b0:b1, :], bounds[1][b0:b1, :], pred, k_idx,
+                                      n_classes, xp)
+        else:
+            unsure = _rounding_unsure(tot, pred, ks_list, xp)
+        preds.append(pred)
+        hinges.append(unsure)
+    pred = preds[0] if len(preds) == 1 else xp.concat(preds, axis=0)  # (n, len(ks))
+    unsure = hinges[0] if len(hinges) == 1 else xp.concat(hinges, axis=0)
+    rows = xp.nonzero(xp.any(unsure, axis=1))[0]
+    if rows.shape[0]:
+        pred = _settle(neighbor_labels, distances, rows, pred, ks_list, n_classes,
+                       refine if bounds is not None else None, xp)
+    return xp.astype(xp.permute_dims(pred, (1, 0)), xp.int64)
 
+
+def _margin(tot: Any, pred: Any, xp: Any) -> tuple[Any, Any]:
+    """Winner's total and the best other class's total, (b, len(ks))."""
+    best = xp.squeeze(xp.take_along_axis(tot, pred[:, :, None], axis=2), axis=2)
+    classes = xp.arange(tot.shape[2], device=device_of(tot))
+    others = xp.where(classes[None, None, :] == pred[:, :, None], xp.full_like(tot, -math.inf), tot)
+    return best, xp.max(others, axis=2)
+
+
+def _rounding_unsure(tot: Any, pred: Any, ks: list[int], xp: Any) -> Any:
+    """Where the float64 totals' rounding could change the winner (or a tie)."""
+    best, second = _margin(tot, pred, xp)
+    gam = xp.asarray([2 * k * _U64 for k in ks], dtype=xp.float64, device=device_of(tot))
+    return (best - second) <= gam[None, :] * (xp.abs(best) + xp.abs(second))
+
+
+def _interval_unsure(lab, d_lo, d_hi, pred, k_idx, n_classes, xp):
+    """Where the distances' intervals leave the winner open: the winner's least total
+    does not beat every other class's largest (or a zero distance may or may not be one)."""
+    lo = xp.astype(d_lo, xp.float64)
+    hi = xp.astype(d_hi, xp.float64)
+    maybe_zero = xp.any(lo <= 0, axis=1)  # scikit-learn's zero-distance rule may apply
+    w_lo = 1.0 / xp.where(hi > 0, hi, xp.ones_like(hi))
+    w_hi = 1.0 / xp.where(lo > 0, lo, xp.ones_like(lo))
+    t_lo = _cumulative(lab, w_lo, k_idx, n_classes, xp)
+    t_hi = _cumulative(lab, w_hi, k_idx, n_classes, xp)
+    least = xp.squeeze(xp.take_along_axis(t_lo, pred[:, :, None], axis=2), axis=2)
+    classes = xp.arange(n_classes, device=device_of(lab))
+    others = xp.where(classes[None, None, :] == pred[:, :, None], xp.full_like(t_hi, -math.inf), t_hi)
+    most = xp.max(others, axis=2)
+    k = xp.astype(k_idx + 1, xp.float64)
+    slack = 4 * _U64 * k[None, :] * (least + xp.abs(most))
+    return (least - most <= slack) | maybe_zero[:, None]
+
+
+def _settle(labels, distances, rows, pred, ks, n_classes, refine, xp):
+    """Winners of ``rows`` from exact distances: float64, then rationals where it hinges."""
+    lab = xp.take(labels, rows, axis=0)
+    d = refine(rows) if refine is not None else xp.take(distances, rows, axis=0)
+    k_idx = xp.asarray([k - 1 for k in ks], device=device_of(labels))
+    tot = _cumulative(lab, _neighbor_weights(d, "distance", xp), k_idx, n_classes, xp)
+    sub = xp.argmax(tot, axis=2)
+    close = to_numpy(_rounding_unsure(tot, sub, ks, xp))
+    if close.any():
+        sub_h = to_numpy(sub).copy()
+        lab_h, d_h = to_numpy(lab), to_numpy(xp.astype(d, xp.float64))
+        for r, j in zip(*np.nonzero(close)):
+            sub_h[r, j] = _exact_winner(lab_h[r, : ks[j]], d_h[r, : ks[j]], n_classes)
+        sub = xp.asarray(sub_h, device=device_of(labels))
+    # Put the settled rows in place (no scatter in the array API).
+    m = labels.shape[0]
+    ar = xp.arange(m, dtype=rows.dtype, device=device_of(rows))
+    pos = xp.clip(xp.searchsorted(rows, ar), max=rows.shape[0] - 1)
+    mask = xp.take(rows, pos) == ar
+    return xp.where(mask[:, None], xp.take(xp.astype(sub, pred.dtype), pos, axis=0), pred)
+
+
+def _exact_winner(lab: np.ndarray, d: np.ndarray, n_classes: int) -> int:
+    """Winning class of one weighted vote in rational arithmetic; ties to the lowest."""
+    zero = d == 0
+    tot = [Fraction(0)] * n_classes
+    for c, dist, z in zip(lab.tolist(), d.tolist(), zero.tolist()):
+        if zero.any():
+            tot[c] += 1 if z else 0
+        else:
+            tot[c] += 1 / Fraction(dist)
+    return max(range(n_classes), key=lambda c: (tot[c], -c))

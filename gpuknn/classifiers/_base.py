@@ -9,7 +9,7 @@ import numpy as np
 from .._backend import array_namespace, check_int, from_numpy, to_numpy, validate_matrix
 from ..base import BaseEstimator, check_is_fitted
 from ..errors import InvalidInputError
-from ..neighbors import PreparedReference, kneighbors
+from ..neighbors import PreparedReference
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
 
 __all__ = ["NeighborsClassifierMixin", "encode_labels", "check_n_neighbors"]
@@ -65,11 +65,14 @@ class NeighborsClassifierMixin(BaseEstimator):
 
     def _search(self, X: Any, k: int) -> tuple[Any, Any]:
         """``(distances, indices)`` of the k nearest training rows of validated X."""
-        if self._ref is not None:
-            return kneighbors(X, self._ref, k, metric=self.metric, working_memory=self.working_memory)
+        nb = self._neighbors(X, k)
+        return nb.output_distances(), nb.indices
+
+    def _neighbors(self, X: Any, k: int) -> Any:
+        """The :class:`~gpuknn.neighbors.Neighbors` of validated X (exact decisions need it)."""
         return neighbors(
-            X, self._fit_X, k, metric=self.metric, algorithm=self._fit_method,
-            working_memory=self.working_memory, tree=self._tree,
+            X, self._ref if self._ref is not None else self._fit_X, k, metric=self.metric,
+            algorithm=self._fit_method, working_memory=self.working_memory, tree=self._tree,
         )
 
     def _labels_of(self, idx: Any, xp: Any) -> Any:

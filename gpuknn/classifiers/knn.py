@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..votes import vote_counts
+from ..votes import vote_counts, votes_for_many_k
 from ..ops.distance import check_metric
 from ._base import NeighborsClassifierMixin, check_n_neighbors
 
@@ -87,17 +87,26 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
 
     def _counts(self, X: Any) -> Any:
         X, xp = self._check_query(X)
-        dist, idx = self._search(X, self.n_neighbors)
-        labels = self._labels_of(idx, xp)
+        nb = self._neighbors(X, self.n_neighbors)
+        labels = self._labels_of(nb.indices, xp)
         n_classes = int(self.classes_.shape[0])
         return vote_counts(
-            labels, [self.n_neighbors], n_classes=n_classes, distances=dist, weights=self.weights
+            labels, [self.n_neighbors], n_classes=n_classes, distances=nb.distances, weights=self.weights
         )[0, ...], xp
 
     def predict(self, X: Any) -> Any:
-        """Predicted labels, shape (n_queries,)."""
-        counts, xp = self._counts(X)
-        return self._decode(xp.argmax(counts, axis=1))
+        """Predicted labels, shape (n_queries,).
+
+        Distance-weighted votes are decided on the exact distances, even where the winner
+        hinges on a difference below float rounding (:func:`gpuknn.votes_for_many_k`).
+        """
+        X, xp = self._check_query(X)
+        nb = self._neighbors(X, self.n_neighbors)
+        labels = self._labels_of(nb.indices, xp)
+        extra = nb.vote_args() if self.weights == "distance" else {}
+        pred = votes_for_many_k(labels, [self.n_neighbors], n_classes=int(self.classes_.shape[0]),
+                                weights=self.weights, **extra)
+        return self._decode(pred[0, :])
 
     def predict_proba(self, X: Any) -> Any:
         """Vote shares per class, shape (n_queries, n_classes), columns in ``classes_`` order."""

@@ -15,7 +15,10 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from ..classifiers._base import encode_labels
 from .splitters import StratifiedKFold
-from .sweep import check_grid, neighbors_for_k_sweep, neighbors_for_p_sweep, score_many_k
+from ..neighbors import search
+from ..ops.exact import distance_interval, keys_to_distances
+from .psweep import prefix_refine
+from .sweep import check_grid, neighbors_for_p_sweep, score_many_k
 
 __all__ = ["SweepTable", "cross_validate_k", "cross_validate_kp", "fold_k_scores", "fold_kp_scores"]
 
@@ -61,10 +64,12 @@ def _labels(y_train_dev: Any, nbr: Any, xp: Any) -> Any:
 def fold_k_scores(X_train, y_train, X_test, y_test, ks, *, n_classes, metric, weights, scoring,
                   working_memory=None) -> dict:
     """Scores of every (weights, k) on one fold; labels are class indices in X's namespace."""
-    d, i = neighbors_for_k_sweep(X_train, X_test, max(ks), metric=metric, working_memory=working_memory)
+    nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory)
     xp = array_namespace(X_train)
-    return score_many_k(_labels(y_train, i, xp), d, y_test, ks, n_classes=n_classes,
-                        weights=weights, scoring=scoring)
+    va = nb.vote_args()
+    return score_many_k(_labels(y_train, nb.indices, xp), va["distances"], y_test, ks,
+                        n_classes=n_classes, weights=weights, scoring=scoring,
+                        bounds=va["bounds"], refine=va["refine"])
 
 
 def fold_kp_scores(Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metric, weights, scoring,
@@ -72,12 +77,14 @@ def fold_kp_scores(Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metri
     """``{p: scores}`` for every p on one fold, from rows projected onto ``max(ps)`` components."""
     xp = array_namespace(Z_train)
     nbrs = neighbors_for_p_sweep(Z_train, Z_test, ps, max(ks), metric=metric,
-                                 working_memory=working_memory, on_tile=on_tile)
+                                 working_memory=working_memory, on_tile=on_tile, return_keys=True)
     out = {}
     for p in ps:
-        d, i = nbrs.pop(p)  # free each p's neighbours as soon as it is scored
-        out[p] = score_many_k(_labels(y_train, i, xp), d, y_test, ks, n_classes=n_classes,
-                              weights=weights, scoring=scoring)
+        keys, i, err = nbrs.pop(p)  # free each p's neighbours as soon as it is scored
+        bounds = distance_interval(keys, err, metric) if bool(xp.any(err > 0)) else None
+        out[p] = score_many_k(_labels(y_train, i, xp), keys_to_distances(keys, metric), y_test, ks,
+                              n_classes=n_classes, weights=weights, scoring=scoring, bounds=bounds,
+                              refine=prefix_refine(Z_test, Z_train, p, i, metric))
     return out
 
 

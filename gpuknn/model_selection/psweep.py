@@ -27,13 +27,13 @@ from ..errors import InvalidInputError
 from ..neighbors import candidate_margin
 from ..ops.certify import key_rounding
 from ..ops.distance import check_metric
-from ..ops.exact import keys_to_distances, row_stats
+from ..ops.exact import exact_keys, keys_to_distances, row_stats
 from ..ops.gram import gram_accumulate, prefix_bound, prefix_reference, prefix_stats, score_from_gram
 from ..ops.groups import rerank_groups
-from ..ops.rerank import collect_top, rerank, take_stats
+from ..ops.rerank import KEY_MAX, collect_top, rerank, take_stats
 from ..ops.topk import topk_largest, update_topk
 
-__all__ = ["neighbors_for_p_sweep", "check_grid"]
+__all__ = ["neighbors_for_p_sweep", "check_grid", "prefix_refine"]
 
 
 def check_grid(values: Sequence[int], *, name: str, upper: int) -> list[int]:
@@ -53,7 +53,7 @@ def neighbors_for_p_sweep(
     metric: str,
     working_memory: int | None = None,
     on_tile: Callable[[int, int], None] | None = None,
-    return_error: bool = False,
+    return_keys: bool = False,
 ) -> dict[int, tuple[Any, ...]]:
     """Neighbours in the space of the first p components, for every p in ``ps``.
 
@@ -70,13 +70,14 @@ def neighbors_for_p_sweep(
         Budget for the Gram and score tiles together.
     on_tile : callable(done_rows, total_rows), optional
         Progress callback after each query tile.
-    return_error : bool
-        Also return, per test row, the bound on the error of its key-derived distances
-        (key units, :class:`gpuknn.ops.rerank.Reranked`'s ``err``; 0 where all are exact).
+    return_keys : bool
+        Return ``(keys, indices, err)`` instead: the float64 keys (:mod:`gpuknn.ops.exact`)
+        and, per test row, a bound on their error (0 where every key is exact), which exact
+        decisions on the distances need (:func:`gpuknn.votes_for_many_k`).
 
     Returns
     -------
-    dict p -> (distances (n_test, k_max), indices (n_test, k_max)[, err (n_test,)])
+    dict p -> (distances (n_test, k_max), indices (n_test, k_max))
         The neighbour lists of ``kneighbors(Z_test[:, :p], Z_train[:, :p], k_max)``: the
         same tile-nominates, exact-pass-decides contract (:mod:`gpuknn.neighbors`), with
         tile scores from the accumulated Gram matrix.
@@ -116,17 +117,27 @@ def neighbors_for_p_sweep(
     sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols)
     parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
-    for a in range(0, n_te, rows):
-        b = min(a + rows, n_te)
-        bounds = [_bounds(Z_test[a:b, :p], p, metric, refs[j], u=u, eta=eta) for j, p in enumerate(ps)]
+    u64, eta64 = matmul_unit_roundoff(xp.float64, xp)
+    # A small first tile finds the sizes float32 cannot order (see _WIDEN) at little cost.
+    first = rows if n_te <= rows else min(_PROBE_ROWS, rows)
+    edges = [0] + list(range(first, n_te, rows)) + [n_te]
+    for a, b in zip(edges[:-1], edges[1:]):
+        bounds = [_bounds(Z_test[a:b, :p], p, metric, refs[j], u=u64 if j in sweep.wide else u,
+                          eta=eta64 if j in sweep.wide else eta)
+                  for j, p in enumerate(ps)]
         qs = [q[a:b] for q in q_sum]
         cand = sweep.nominate(Z_test[a:b, :], qs, bounds, kk)
         for j, p in enumerate(ps):
-            keys, best, err = _exact_at_p(sweep, j, cand[j], Z_test[a:b, :], k_max, bounds[j])
-            parts[p].append((xp.astype(keys_to_distances(keys, metric), Z_train.dtype), best, err))
+            keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Z_test[a:b, :], qs[j], k_max, bounds[j])
+            parts[p].append((keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype),
+                             best, err))
+            if failed > _WIDEN * (b - a):
+                # float32 cannot order this size's neighbours (their keys are closer than
+                # its rounding, as at p = 3 under correlation): later tiles score it in float64.
+                sweep.wide.add(j)
         if on_tile is not None:
             on_tile(b, n_te)
-    n_out = 3 if return_error else 2
+    n_out = 3 if return_keys else 2
     return {p: tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out))
             for p, v in parts.items()}
 
@@ -138,13 +149,24 @@ class _Sweep:
         self.Z, self.ps, self.metric, self.refs = Z_train, ps, metric, refs
         self.r_sum, self.r_n2, self.cols = r_sum, r_n2, cols
         self.xp = array_namespace(Z_train)
+        self.wide: set[int] = set()  # grid positions scored in float64
 
-    def scores(self, G, j, q_sum, bounds, c0, c1, out=None):
-        """Tile scores at ps[j] of references c0..c1-1 from their Gram block G."""
-        xp, ref = self.xp, self.refs[j]
+    def scores(self, G, j, q_sum, bounds, c0, c1, out=None, Zq=None, out64=None):
+        """Tile scores at ps[j] of references c0..c1-1 from their Gram block G; for a
+        position in :attr:`wide`, float64 scores from ``Zq`` (G unused; ``out64`` a float64
+        buffer like ``out``)."""
+        xp, ref, p = self.xp, self.refs[j], self.ps[j]
+        if j in self.wide:
+            f64 = xp.float64
+            Zr = xp.astype(self.Z[c0:c1, :p], f64)
+            q = xp.astype(Zq[:, :p], f64)
+            lift = None if bounds[3] is None else (bounds[3], xp.astype(ref.kappa_rows[c0:c1], f64))
+            w = None if ref.stats.inv_norm is None else ref.stats.inv_norm[c0:c1]
+            return score_from_gram(q @ Zr.T, p, self.metric, xp.sum(q, axis=1), xp.sum(Zr, axis=1),
+                                   xp.sum(Zr * Zr, axis=1), w, lift=lift, out=out64)
         lift = None if bounds[3] is None else (xp.astype(bounds[3], G.dtype), ref.kappa_rows[c0:c1])
         w = None if ref.weight is None else ref.weight[c0:c1]
-        return score_from_gram(G, self.ps[j], self.metric, q_sum, self.r_sum[j][c0:c1],
+        return score_from_gram(G, p, self.metric, q_sum, self.r_sum[j][c0:c1],
                                self.r_n2[j][c0:c1], w, out=out, lift=lift)
 
     def nominate(self, Zq, q_sums, bounds, kk):
@@ -159,15 +181,18 @@ class _Sweep:
         m = Zq.shape[0]
         best: list[Any] = [None] * len(self.ps)
         dev = device_of(self.Z)
-        buf = xp.empty((m, min(self.cols, n_tr)), dtype=self.Z.dtype, device=dev) if is_numpy_namespace(xp) else None
+        host = is_numpy_namespace(xp)
+        buf = xp.empty((m, min(self.cols, n_tr)), dtype=self.Z.dtype, device=dev) if host else None
+        buf64 = xp.empty((m, min(self.cols, n_tr)), dtype=xp.float64, device=dev) if host and self.wide else None
         for c0 in range(0, n_tr, self.cols):
             c1 = min(c0 + self.cols, n_tr)
             G = xp.zeros((m, c1 - c0), dtype=self.Z.dtype, device=dev)
             out = None if buf is None else buf[:, : c1 - c0]
+            out64 = None if buf64 is None else buf64[:, : c1 - c0]
             prev, seed = 0, None
             for j, p in enumerate(self.ps):
                 G = gram_accumulate(G, Zq[:, prev:p], self.Z[c0:c1, prev:p])
-                S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=out)
+                S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=out, Zq=Zq, out64=out64)
                 if best[j] is None:
                     t = None if seed is None else xp.min(xp.take_along_axis(S, seed, axis=1), axis=1)
                     vals, cols = topk_largest(S, min(kk, c1 - c0), threshold=t)
@@ -179,30 +204,26 @@ class _Sweep:
                 prev = p
         return best
 
-    def collect(self, j, Zq, kth, q_stats):
+    def collect(self, j, Zq, q_sum, bounds, threshold):
         """``make_batches`` for :func:`~gpuknn.ops.rerank.collect_top`: every reference
-        whose float64 tile score at ps[j] comes within its bound of each row's k-th exact
-        key (``kth``), block by block. Float64 scores (a depth-p GEMM) have a bound some
-        10^-9 of float32's, so little beyond the true top k is collected."""
-        xp, p, ref = self.xp, self.ps[j], self.refs[j]
-        f64 = xp.float64
-        Zq = xp.astype(Zq[:, :p], f64)
-        q_norm = xp.sqrt(dot64(Zq, Zq))
-        u, eta = matmul_unit_roundoff(f64, xp)
-        bound, scale, shift, _ = prefix_bound(self.metric, p, q_stats, q_norm, ref, u=u, eta=eta)
-        units = kth if scale is None else kth * scale
-        t = (units if shift is None else units + shift) - bound
-        q_sum = xp.sum(Zq, axis=1)
-        w = ref.stats.inv_norm
+        whose tile score at ps[j] reaches each row's threshold, block by block (the scores
+        of :meth:`nominate`, from a depth-p GEMM: within the same bound)."""
+        xp, p = self.xp, self.ps[j]
+        dtype = xp.float64 if j in self.wide else self.Z.dtype
+        t = xp.astype(threshold, dtype)
+        if dtype != threshold.dtype:  # rounded down: the compare runs on the tile as it is
+            t = xp.where(xp.astype(t, threshold.dtype) > threshold,
+                         xp.nextafter(t, xp.full_like(t, -math.inf)), t)
+        Zq = Zq[:, :p]
 
         def batches(progress):
             n_tr = self.Z.shape[0]
-            for c0 in range(0, n_tr, self.cols):
-                c1 = min(c0 + self.cols, n_tr)
-                Zr = xp.astype(self.Z[c0:c1, :p], f64)
-                G = Zq @ Zr.T
-                S = score_from_gram(G, p, self.metric, q_sum, xp.sum(Zr, axis=1),
-                                    xp.sum(Zr * Zr, axis=1), None if w is None else w[c0:c1])
+            # Narrow blocks: rows tied at the top (settled by their first hits) stop early.
+            width = min(self.cols, _SECOND_PASS_COLS)
+            for c0 in range(0, n_tr, width):
+                c1 = min(c0 + width, n_tr)
+                G = None if j in self.wide else Zq @ self.Z[c0:c1, :p].T
+                S = self.scores(G, j, q_sum, bounds, c0, c1, Zq=Zq)
                 hit = (S >= t[:, None]) & ~progress.done[:, None]
                 flat = xp.nonzero(xp.reshape(hit, (-1,)))[0]
                 if flat.shape[0]:
@@ -224,8 +245,13 @@ def _pad(vals, cols, kk, xp):
 # Correlation at small p: rows whose |r| / |r - mean(r)| exceeds this anywhere get
 # per-reference bounds (an optimistic tile) instead of one bound for all.
 _KAPPA_SPREAD = 2.0
-# Columns of the tile scanned at a time by the second pass of uncertified rows.
-_WINDOW = 2048
+# A grid position whose float32 tile leaves more than this fraction of a query tile's rows
+# uncertified is scored in float64 from the next query tile on.
+_WIDEN = 0.25
+# Reference block width of the second pass.
+_SECOND_PASS_COLS = 1024
+# Query rows of the first tile.
+_PROBE_ROWS = 64
 
 
 def _bounds(Zq, p, metric, ref, *, u, eta):
@@ -238,7 +264,7 @@ def _bounds(Zq, p, metric, ref, *, u, eta):
     return q_stats, bound, scale, lift, shift
 
 
-def _exact_at_p(sweep, j, cand, Zq, k, bounds):
+def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds):
     """Exact order of the top k (keys, indices, errors) at ps[j] from the tile candidates;
     rows the certificate cannot settle take every reference whose score reaches their
     threshold (:meth:`_Sweep.collect`)."""
@@ -253,10 +279,11 @@ def _exact_at_p(sweep, j, cand, Zq, k, bounds):
     res = settle(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, bound=bound, scale=scale,
                  shift=shift, complete=idx.shape[1] >= Zr.shape[0])
     if bool(xp.all(res.ok)):
-        return res.keys, res.index, res.err
+        return res.keys, res.index, res.err, 0
     bad = xp.nonzero(~res.ok)[0]
     kth, qb_stats = xp.take(res.keys[:, k - 1], bad), take_stats(q_stats, bad)
-    batches = sweep.collect(j, xp.take(Zq, bad, axis=0), kth, qb_stats)
+    batches = sweep.collect(j, xp.take(Zq, bad, axis=0), xp.take(q_sum, bad), _rows_of(bounds, bad, xp),
+                            xp.take(res.threshold, bad))
     kb, ib = collect_top(batches, xp.take(Zp, bad, axis=0), Zr, metric, ref.stats,
                          qb_stats, k, kth=kth,
                          delta=key_rounding(metric, p, max(1.0, ref.kappa)))
@@ -265,7 +292,39 @@ def _exact_at_p(sweep, j, cand, Zq, k, bounds):
     keep = res.ok[:, None]
     return (xp.where(keep, res.keys, xp.take(kb, pos, axis=0)),
             xp.where(keep, res.index, xp.take(xp.astype(ib, xp.int64), pos, axis=0)),
-            xp.where(res.ok, res.err, xp.zeros_like(res.err)))
+            xp.where(res.ok, res.err, xp.zeros_like(res.err)), _unsettled(kth, metric, xp))
+
+
+def _unsettled(kth, metric, xp):
+    """Rows that failed for want of precision: not those whose k-th key is the metric's
+    largest (ties at the top, which no precision separates)."""
+    top = KEY_MAX.get(metric)
+    return int(kth.shape[0]) if top is None else int(xp.sum(xp.astype(kth < top, xp.int64)))
+
+
+def _rows_of(bounds, rows, xp):
+    """The per-row parts of :func:`_bounds`'s result for the given rows only."""
+    def sub(v):
+        return v if v is None or not hasattr(v, "shape") or v.ndim == 0 else xp.take(v, rows)
+
+    q_stats, bound, scale, lift, shift = bounds
+    return take_stats(q_stats, rows), sub(bound), sub(scale), sub(lift), sub(shift)
+
+
+def prefix_refine(Z_test: Any, Z_train: Any, p: int, index: Any, metric: str):
+    """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists at size p:
+    the exact float64 distances of the given test rows' neighbours in ``Z[:, :p]``."""
+    cache: dict[str, Any] = {}
+
+    def refine(rows: Any) -> Any:
+        xp = array_namespace(index)
+        if "stats" not in cache:
+            cache["stats"] = prefix_reference(Z_train, p, metric).stats
+        keys = exact_keys(xp.take(Z_test, rows, axis=0), Z_train, xp.take(index, rows, axis=0),
+                          metric, cache["stats"], n_cols=p)
+        return keys_to_distances(keys, metric)
+
+    return refine
 
 
 def _pair(A: Any, B: Any) -> tuple[Any, Any, Any]:

@@ -21,7 +21,7 @@ from ..errors import InvalidInputError
 from ..metrics import accuracy_score, f1_score
 from ..neighbors import kneighbors
 from .psweep import check_grid, neighbors_for_p_sweep
-from ..votes import vote_counts
+from ..votes import votes_for_many_k
 
 __all__ = [
     "neighbors_for_k_sweep",
@@ -57,6 +57,8 @@ def score_many_k(
     n_classes: int,
     weights: Sequence[str] = ("uniform", "distance"),
     scoring: Sequence[str] | dict = ("accuracy",),
+    bounds: tuple[Any, Any] | None = None,
+    refine: Callable[[Any], Any] | None = None,
 ) -> dict[str, dict[str, np.ndarray]]:
     """Scores for every k and weighting from one sorted neighbour list.
 
@@ -64,16 +66,17 @@ def score_many_k(
     dict ``{name: callable(y_true, y_pred) -> float}`` (e.g. any :mod:`gpuknn.metrics`
     function, applied to class indices), called once per k.
 
+    ``bounds``, ``refine``: as for :func:`gpuknn.votes_for_many_k` (a
+    :class:`gpuknn.neighbors.Neighbors`' :meth:`~gpuknn.neighbors.Neighbors.vote_args`), so
+    that distance-weighted votes are those of the exact distances.
+
     Returns ``{weights: {scorer: array of shape (len(ks),)}}`` on the host.
     Vote ties go to the lowest class index (see :func:`gpuknn.votes_for_many_k`).
     """
-    xp = array_namespace(neighbor_labels)
     out: dict[str, dict[str, np.ndarray]] = {}
     for w in weights:
-        counts = vote_counts(
-            neighbor_labels, ks, n_classes=n_classes, distances=distances, weights=w
-        )
-        pred = xp.argmax(counts, axis=2)
+        extra = {"distances": distances, "bounds": bounds, "refine": refine} if w == "distance" else {}
+        pred = votes_for_many_k(neighbor_labels, ks, n_classes=n_classes, weights=w, **extra)
         out[w] = {}
         for name in scoring:
             fn = scoring[name] if isinstance(scoring, dict) else SCORERS.get(name)

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from .._backend import array_namespace, device_of
 from .._delegation import dot64, sqdist64, take_rows
 
-__all__ = ["RowStats", "row_stats", "exact_keys", "keys_to_distances", "EXACT_BLOCK_BYTES"]
+__all__ = ["RowStats", "row_stats", "exact_keys", "keys_to_distances", "distance_interval", "EXACT_BLOCK_BYTES"]
 
 _U64 = 2.0**-53
 # 4 gamma_{d+2} per unit of |x| / |x - mean(x)|: the float64 error of a cosine/correlation key
@@ -194,3 +194,11 @@ def keys_to_distances(keys: Any, metric: str) -> Any:
     if metric in ("cosine", "correlation"):
         return xp.clip(1.0 - keys, min=0.0, max=2.0)
     return keys
+
+
+def distance_interval(keys: Any, err: Any, metric: str) -> tuple[Any, Any]:
+    """``(d_lo, d_hi)`` float64: the distances of keys known to within ``err`` (n,) each."""
+    e = err[:, None]
+    if metric == "inner":  # the "distance" is the key itself
+        return keys - e, keys + e
+    return keys_to_distances(keys + e, metric), keys_to_distances(keys - e, metric)

@@ -14,9 +14,8 @@ implements the ``algorithm="auto"`` rule of the classifiers:
 distance may hide more tied references; those rows are queried again with a doubled count
 until the tie group is complete. The result therefore follows the engine's rule: equal
 distances -> lower reference index. Candidate distances are recomputed on the host in
-float64 as ``sum((q - r)²)`` (exact differences, not the GEMM identity), so they can differ
-from the brute-force ones in the last bits; on data whose distances are exact (small
-integers) indices and distances match brute force exactly.
+float64 as ``sum((q - r)²)`` by :func:`gpuknn._delegation.sqdist64`, the brute-force
+engine's exact pass (:mod:`gpuknn.ops.exact`): both give the same distances, bit for bit.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import is_numpy_namespace, to_numpy
+from .._delegation import sqdist64
 from ..errors import InvalidInputError
 
 __all__ = ["KD_TREE_MAX_DIM", "ALGORITHMS", "resolve_algorithm", "kdtree_kneighbors", "neighbors"]
@@ -68,7 +68,7 @@ def build_tree(R: Any) -> Any:
 
 
 def kdtree_kneighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", tree: Any = None,
-                      extra: int = 4) -> tuple[np.ndarray, np.ndarray]:
+                      extra: int = 4, squared: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Exact k nearest rows of R for every row of Q, ties -> lower index (host NumPy).
 
     Parameters
@@ -81,6 +81,8 @@ def kdtree_kneighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", tree
         A tree built by :func:`build_tree` on R (classifiers build it once in ``fit``).
     extra : int
         Neighbours asked for beyond k, so that most tie groups are seen in one query.
+    squared : bool
+        Return squared distances whatever the metric (the exact pass's keys, negated).
 
     Returns
     -------
@@ -116,10 +118,10 @@ def kdtree_kneighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", tree
         while rows.size:
             i = tree.query(Qh[rows], k=m, workers=-1)[1]
             i = np.asarray(i, dtype=np.int64).reshape(rows.size, m)
-            # Exact squared distances of the candidates (the tree's are sqrt'ed, so
-            # squaring them back is off by an ulp); ties are decided on these.
-            diff = Qh[rows][:, None, :] - tree.data[i]
-            d = np.einsum("qkd,qkd->qk", diff, diff)
+            # Exact squared distances of the candidates (the tree's are sqrt'ed, so squaring
+            # them back is off by an ulp), by the brute-force engine's own canonical pair
+            # arithmetic: both paths give the same bits, and ties are decided on these.
+            d = sqdist64(tree.data[i], Qh[rows][:, None, :])
             # Re-order by (distance, index): lexsort's last key is the primary one.
             order = np.lexsort((i, d), axis=1)
             d = np.take_along_axis(d, order, axis=1)
@@ -131,26 +133,28 @@ def kdtree_kneighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", tree
             out_i[rows[done]] = i[done, :k]
             rows = rows[~done]
             m = min(n_ref, 2 * m)
-    if metric == "euclidean":
-        out_d = np.sqrt(out_d)
-    return out_d, out_i
+    if squared or metric == "sqeuclidean":
+        return out_d, out_i
+    return np.sqrt(out_d), out_i
 
 
 def neighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", algorithm: str = "auto",
-              working_memory: int | None = None, tree: Any = None) -> tuple[Any, Any]:
-    """k nearest references by the chosen algorithm, in the input's namespace.
+              working_memory: int | None = None, tree: Any = None) -> Any:
+    """k nearest references by the chosen algorithm: a :class:`gpuknn.neighbors.Neighbors`.
 
     ``algorithm`` is resolved with :func:`resolve_algorithm`; ``"brute"`` calls
-    :func:`gpuknn.neighbors.kneighbors`. Returns ``(distances, indices)`` of shape (n, k),
-    ties -> lower reference index either way. Inputs must already be validated.
+    :func:`gpuknn.neighbors.search` (R an array or a ``PreparedReference``). Ties -> lower
+    reference index either way, and the same distances. Inputs must already be validated.
     """
     from .._backend import array_namespace  # noqa: PLC0415
-    from ..neighbors import kneighbors  # noqa: PLC0415 - neighbors imports ops
+    from ..neighbors import Neighbors, PreparedReference, search  # noqa: PLC0415 - neighbors imports ops
 
-    xp = array_namespace(Q, R)
-    algo = resolve_algorithm(algorithm, xp, metric, int(R.shape[1]))
+    data = R.data if isinstance(R, PreparedReference) else R
+    xp = array_namespace(Q, data)
+    algo = resolve_algorithm(algorithm, xp, metric, int(data.shape[1]))
     if algo == "brute":
-        return kneighbors(Q, R, k, metric=metric, working_memory=working_memory)
-    d, i = kdtree_kneighbors(Q, R, k, metric=metric, tree=tree)
-    # kd_tree only runs on NumPy input: hand back the query's dtype.
-    return d.astype(Q.dtype, copy=False), i
+        return search(Q, R, k, metric=metric, working_memory=working_memory)
+    sq, i = kdtree_kneighbors(Q, data, k, metric=metric, tree=tree, squared=True)
+    keys = -sq
+    dist = np.sqrt(sq) if metric == "euclidean" else sq
+    return Neighbors(keys, i, np.zeros(sq.shape[0]), metric, Q.dtype, lambda rows: dist[rows])

@@ -258,6 +258,8 @@ def collect_top(
             found = found + (xp.searchsorted(pr, arange_m, side="right") - xp.searchsorted(pr, arange_m))
             lo, width = lo + width, 2 * width
         progress.done = maxed & (found >= k)
+        if bool(xp.all(progress.done)):
+            break  # every row settled by its first ties at the top
     run = flush(run)
     _, keys, idx = top_pairs(*run, k, m, final=True)
     return keys, idx

@@ -35,7 +35,7 @@ from ..classifiers.radius import radius_vote_counts
 from ..errors import InvalidInputError
 from ..metrics import f1_score
 from ..model_selection import RepeatedStratifiedKFold
-from ..neighbors import kneighbors
+from ..neighbors import kneighbors, search
 from ..votes import votes_for_many_k
 from ..ops.distance import pairwise_distances
 
@@ -78,13 +78,14 @@ def _fold_predictions(Xtr, ytr, Xte, ks, n_classes, xp, timer) -> dict[str, Any]
     """Class-index predictions (len(ks), n_test) of every method for one fold."""
     k_max = max(ks)
     with timer("search"):
-        dist, idx = kneighbors(Xte, Xtr, k_max)
+        nb = search(Xte, Xtr, k_max)
+        idx = nb.indices
         labels = xp.reshape(xp.take(ytr, xp.reshape(idx, (-1,))), idx.shape)
     out = {}
     with timer("kNN"):
         out["kNN"] = votes_for_many_k(labels, ks, n_classes=n_classes)
     with timer("WKNN"):
-        out["WKNN"] = votes_for_many_k(labels, ks, n_classes=n_classes, distances=dist, weights="distance")
+        out["WKNN"] = votes_for_many_k(labels, ks, n_classes=n_classes, weights="distance", **nb.vote_args())
     with timer("RNN"):
         out["RNN"] = _radius_predictions(Xtr, ytr, Xte, ks, n_classes, xp)
     with timer("NC"):

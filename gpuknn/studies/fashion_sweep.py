@@ -185,13 +185,15 @@ def _pca(n_components: int, config: SweepConfig):
 def _final(X_train, y_dev, X_test, yte, best, n_classes, config, xp) -> dict:
     pca = _pca(best["p"], config).fit(X_train)
     Ztr, Zte = pca.transform(X_train), pca.transform(X_test)
-    from ..neighbors import kneighbors  # noqa: PLC0415
+    from ..neighbors import search  # noqa: PLC0415
     from ..votes import votes_for_many_k  # noqa: PLC0415
 
-    d, i = kneighbors(Zte, Ztr, best["k"], metric=config.metric, working_memory=config.working_memory)
+    nb = search(Zte, Ztr, best["k"], metric=config.metric, working_memory=config.working_memory)
+    i = nb.indices
     lab = xp.reshape(xp.take(y_dev, xp.reshape(i, (-1,))), i.shape)
-    pred = to_numpy(votes_for_many_k(lab, [best["k"]], n_classes=n_classes, distances=d,
-                                     weights=best["weights"])[0])
+    extra = nb.vote_args() if best["weights"] == "distance" else {}
+    pred = to_numpy(votes_for_many_k(lab, [best["k"]], n_classes=n_classes,
+                                     weights=best["weights"], **extra)[0])
     labels = np.arange(n_classes)
     cm = to_numpy(confusion_matrix(yte, pred, labels=labels))
     f1 = to_numpy(f1_score(yte, pred, labels=labels, average=None))
