@@ -10,7 +10,7 @@ difference below their rounding. :func:`votes_for_many_k` decides those exactly:
 are float64; with ``bounds`` (each distance's certified interval, when the distances come
 from a float32 tile, :mod:`gpuknn.ops.groups`) a row whose winner the intervals cannot
 settle gets its exact distances from ``refine``; a float64 total that hinges on its own
-rounding is decided in rational arithmetic on the host. The decision is that of the
+rounding is decided exactly on the host (:func:`math.fsum`). The decision is that of the
 exact distances, on every backend and tiling.
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import operator
-from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -161,7 +160,8 @@ def votes_for_many_k(
     Notes
     -----
     Weighted totals are float64. A winner whose margin is within the totals' rounding is
-    decided in exact rational arithmetic on the host (rare: a handful of rows).
+    decided exactly on the host: the vote of the float64 weights ``1/d`` summed without
+    rounding (rare, bar exact ties such as equal distances).
 
     Examples
     --------
@@ -243,7 +243,7 @@ def _interval_unsure(lab, d_lo, d_hi, pred, k_idx, n_classes, xp):
 
 
 def _settle(labels, distances, rows, pred, ks, n_classes, refine, xp):
-    """Winners of ``rows`` from exact distances: float64, then rationals where it hinges."""
+    """Winners of ``rows`` from exact distances: float64, then exact sums where it hinges."""
     lab = xp.take(labels, rows, axis=0)
     d = refine(rows) if refine is not None else xp.take(distances, rows, axis=0)
     k_idx = xp.asarray([k - 1 for k in ks], device=device_of(labels))
@@ -265,12 +265,22 @@ def _settle(labels, distances, rows, pred, ks, n_classes, refine, xp):
 
 
 def _exact_winner(lab: np.ndarray, d: np.ndarray, n_classes: int) -> int:
-    """Winning class of one weighted vote in rational arithmetic; ties to the lowest."""
+    """Winning class of one weighted vote, exactly; ties to the lowest class.
+
+    The weights are the float64 ``1/d`` (correctly rounded on every IEEE backend); two
+    classes' totals are compared through :func:`math.fsum` of one minus the other, whose
+    correctly rounded result has the sign of the exact difference.
+    """
     zero = d == 0
-    tot = [Fraction(0)] * n_classes
-    for c, dist, z in zip(lab.tolist(), d.tolist(), zero.tolist()):
-        if zero.any():
-            tot[c] += 1 if z else 0
-        else:
-            tot[c] += 1 / Fraction(dist)
-    return max(range(n_classes), key=lambda c: (tot[c], -c))
+    per: list[list[float]] = [[] for _ in range(n_classes)]
+    if zero.any():
+        for c in lab[zero].tolist():
+            per[c].append(1.0)
+    else:
+        for c, dist in zip(lab.tolist(), d.tolist()):
+            per[c].append(1.0 / dist)
+    best = 0
+    for c in range(1, n_classes):
+        if math.fsum(per[c] + [-w for w in per[best]]) > 0:
+            best = c
+    return best

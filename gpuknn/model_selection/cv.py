@@ -17,6 +17,7 @@ from ..classifiers._base import encode_labels
 from .splitters import StratifiedKFold
 from ..neighbors import search
 from ..ops.exact import distance_interval, keys_to_distances
+from ..ops.gram import prefix_reference
 from .psweep import prefix_refine
 from .sweep import check_grid, neighbors_for_p_sweep, score_many_k
 
@@ -76,15 +77,17 @@ def fold_kp_scores(Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metri
                    working_memory=None, on_tile=None) -> dict:
     """``{p: scores}`` for every p on one fold, from rows projected onto ``max(ps)`` components."""
     xp = array_namespace(Z_train)
-    nbrs = neighbors_for_p_sweep(Z_train, Z_test, ps, max(ks), metric=metric,
+    ps = sorted(set(ps))
+    refs = [prefix_reference(Z_train, p, metric) for p in ps]
+    nbrs = neighbors_for_p_sweep(Z_train, Z_test, ps, max(ks), metric=metric, references=refs,
                                  working_memory=working_memory, on_tile=on_tile, return_keys=True)
     out = {}
-    for p in ps:
+    for p, ref in zip(ps, refs):
         keys, i, err = nbrs.pop(p)  # free each p's neighbours as soon as it is scored
         bounds = distance_interval(keys, err, metric) if bool(xp.any(err > 0)) else None
         out[p] = score_many_k(_labels(y_train, i, xp), keys_to_distances(keys, metric), y_test, ks,
                               n_classes=n_classes, weights=weights, scoring=scoring, bounds=bounds,
-                              refine=prefix_refine(Z_test, Z_train, p, i, metric))
+                              refine=prefix_refine(Z_test, Z_train, p, i, metric, ref.stats))
     return out
 
 

@@ -54,6 +54,7 @@ def neighbors_for_p_sweep(
     working_memory: int | None = None,
     on_tile: Callable[[int, int], None] | None = None,
     return_keys: bool = False,
+    references: Sequence[Any] | None = None,
 ) -> dict[int, tuple[Any, ...]]:
     """Neighbours in the space of the first p components, for every p in ``ps``.
 
@@ -74,6 +75,9 @@ def neighbors_for_p_sweep(
         Return ``(keys, indices, err)`` instead: the float64 keys (:mod:`gpuknn.ops.exact`)
         and, per test row, a bound on their error (0 where every key is exact), which exact
         decisions on the distances need (:func:`gpuknn.votes_for_many_k`).
+    references : sequence of PrefixReference, optional
+        :func:`gpuknn.ops.gram.prefix_reference` of Z_train at each p of the sorted grid,
+        when the caller has them already.
 
     Returns
     -------
@@ -113,30 +117,38 @@ def neighbors_for_p_sweep(
     u, eta = matmul_unit_roundoff(Z_train.dtype, xp)
     r_sum, r_n2 = prefix_stats(Z_train, ps)
     q_sum, _ = prefix_stats(Z_test, ps)
-    refs = [prefix_reference(Z_train, p, metric) for p in ps]
+    refs = list(references) if references is not None else [prefix_reference(Z_train, p, metric) for p in ps]
     sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols)
     parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
     u64, eta64 = matmul_unit_roundoff(xp.float64, xp)
-    # A small first tile finds the sizes float32 cannot order (see _WIDEN) at little cost.
+    # A small first tile finds the sizes float32 cannot order (see _WIDEN) at little cost;
+    # the other tiles then go through the reference blocks together.
     first = rows if n_te <= rows else min(_PROBE_ROWS, rows)
     edges = [0] + list(range(first, n_te, rows)) + [n_te]
-    for a, b in zip(edges[:-1], edges[1:]):
-        bounds = [_bounds(Z_test[a:b, :p], p, metric, refs[j], u=u64 if j in sweep.wide else u,
-                          eta=eta64 if j in sweep.wide else eta)
-                  for j, p in enumerate(ps)]
-        qs = [q[a:b] for q in q_sum]
-        cand = sweep.nominate(Z_test[a:b, :], qs, bounds, kk)
-        for j, p in enumerate(ps):
-            keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Z_test[a:b, :], qs[j], k_max, bounds[j])
-            parts[p].append((keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype),
-                             best, err))
-            if failed > _WIDEN * (b - a):
-                # float32 cannot order this size's neighbours (their keys are closer than
-                # its rounding, as at p = 3 under correlation): later tiles score it in float64.
-                sweep.wide.add(j)
-        if on_tile is not None:
-            on_tile(b, n_te)
+    spans = list(zip(edges[:-1], edges[1:]))
+    for group in ([spans[0]], spans[1:]):
+        if not group:
+            continue
+        tiles = []
+        for a, b in group:
+            bounds = [_bounds(Z_test[a:b, :p], p, metric, refs[j], u=u64 if j in sweep.wide else u,
+                              eta=eta64 if j in sweep.wide else eta)
+                      for j, p in enumerate(ps)]
+            tiles.append((Z_test[a:b, :], [q[a:b] for q in q_sum], bounds))
+        done0 = group[0][0]
+        progress = None if on_tile is None else (
+            lambda frac, d0=done0, d1=group[-1][1]: on_tile(d0 + round((d1 - d0) * frac), n_te))
+        cands = sweep.nominate(tiles, kk, progress=progress)
+        for (a, b), (Zq, qs, bounds), cand in zip(group, tiles, cands):
+            for j, p in enumerate(ps):
+                keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Zq, qs[j], k_max, bounds[j])
+                parts[p].append((keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype),
+                                 best, err))
+                if failed > _WIDEN * (b - a):
+                    # float32 cannot order this size's neighbours (their keys are closer than
+                    # its rounding, as at p = 3 under correlation): later tiles score it in float64.
+                    sweep.wide.add(j)
     n_out = 3 if return_keys else 2
     return {p: tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out))
             for p, v in parts.items()}
@@ -169,39 +181,51 @@ class _Sweep:
         return score_from_gram(G, p, self.metric, q_sum, self.r_sum[j][c0:c1],
                                self.r_n2[j][c0:c1], w, out=out, lift=lift)
 
-    def nominate(self, Zq, q_sums, bounds, kk):
-        """Each p's ``kk`` best tile scores per query row (descending) and their indices.
+    def nominate(self, tiles, kk, *, progress=None):
+        """Each p's ``kk`` best tile scores per query row (descending) and their indices,
+        for every query tile ``(Zq, q_sums, bounds)`` of ``tiles``.
 
-        For each reference block the Gram matrix grows over the p grid (one GEMM of depth
-        p_max per block in all); each p's running lists take the block's candidates
-        (:func:`~gpuknn.ops.topk.update_topk`). The previous p's seed candidates give the
-        next p's first block a tight threshold (neighbours change slowly with p).
+        Reference blocks are the outer loop, so each block's column slices are copied once
+        (contiguous, as BLAS wants them) for all query tiles. Per (query tile, block) the
+        Gram matrix grows over the p grid (one GEMM of depth p_max in all); each p's running
+        lists take the block's candidates (:func:`~gpuknn.ops.topk.update_topk`). The
+        previous p's seed candidates give the next p's first block a tight threshold
+        (neighbours change slowly with p). ``progress(fraction)`` after each block.
         """
         xp, n_tr = self.xp, self.Z.shape[0]
-        m = Zq.shape[0]
-        best: list[Any] = [None] * len(self.ps)
+        best = [[None] * len(self.ps) for _ in tiles]
         dev = device_of(self.Z)
         host = is_numpy_namespace(xp)
-        buf = xp.empty((m, min(self.cols, n_tr)), dtype=self.Z.dtype, device=dev) if host else None
-        buf64 = xp.empty((m, min(self.cols, n_tr)), dtype=xp.float64, device=dev) if host and self.wide else None
-        for c0 in range(0, n_tr, self.cols):
+        m_max = max(t[0].shape[0] for t in tiles)
+        width = min(self.cols, n_tr)
+        buf = xp.empty((m_max, width), dtype=self.Z.dtype, device=dev) if host else None
+        buf64 = xp.empty((m_max, width), dtype=xp.float64, device=dev) if host and self.wide else None
+        n_blocks = -(-n_tr // self.cols)
+        for nb_i, c0 in enumerate(range(0, n_tr, self.cols)):
             c1 = min(c0 + self.cols, n_tr)
-            G = xp.zeros((m, c1 - c0), dtype=self.Z.dtype, device=dev)
-            out = None if buf is None else buf[:, : c1 - c0]
-            out64 = None if buf64 is None else buf64[:, : c1 - c0]
-            prev, seed = 0, None
-            for j, p in enumerate(self.ps):
-                G = gram_accumulate(G, Zq[:, prev:p], self.Z[c0:c1, prev:p])
-                S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=out, Zq=Zq, out64=out64)
-                if best[j] is None:
-                    t = None if seed is None else xp.min(xp.take_along_axis(S, seed, axis=1), axis=1)
-                    vals, cols = topk_largest(S, min(kk, c1 - c0), threshold=t)
-                    seed = cols
-                    best[j] = _pad(vals, cols, kk, xp)
-                else:
-                    best[j] = update_topk(best[j][0], best[j][1], S, c0)
-                del S
-                prev = p
+            bounds_p = [0] + list(self.ps)
+            chunks = [xp.asarray(self.Z[c0:c1, bounds_p[j] : bounds_p[j + 1]], copy=True)
+                      for j in range(len(self.ps))]
+            for t, (Zq, q_sums, bounds) in enumerate(tiles):
+                m = Zq.shape[0]
+                G = xp.zeros((m, c1 - c0), dtype=self.Z.dtype, device=dev)
+                out = None if buf is None else buf[:m, : c1 - c0]
+                out64 = None if buf64 is None else buf64[:m, : c1 - c0]
+                prev, seed = 0, None
+                for j, p in enumerate(self.ps):
+                    G = gram_accumulate(G, Zq[:, prev:p], chunks[j])
+                    S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=out, Zq=Zq, out64=out64)
+                    if best[t][j] is None:
+                        th = None if seed is None else xp.min(xp.take_along_axis(S, seed, axis=1), axis=1)
+                        vals, cols = topk_largest(S, min(kk, c1 - c0), threshold=th)
+                        seed = cols
+                        best[t][j] = _pad(vals, cols, kk, xp)
+                    else:
+                        best[t][j] = update_topk(best[t][j][0], best[t][j][1], S, c0)
+                    del S
+                    prev = p
+            if progress is not None:
+                progress((nb_i + 1) / n_blocks)
         return best
 
     def collect(self, j, Zq, q_sum, bounds, threshold):
@@ -311,17 +335,15 @@ def _rows_of(bounds, rows, xp):
     return take_stats(q_stats, rows), sub(bound), sub(scale), sub(lift), sub(shift)
 
 
-def prefix_refine(Z_test: Any, Z_train: Any, p: int, index: Any, metric: str):
+def prefix_refine(Z_test: Any, Z_train: Any, p: int, index: Any, metric: str, stats: Any):
     """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists at size p:
-    the exact float64 distances of the given test rows' neighbours in ``Z[:, :p]``."""
-    cache: dict[str, Any] = {}
+    the exact float64 distances of the given test rows' neighbours in ``Z[:, :p]``
+    (``stats``: the :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]``)."""
 
     def refine(rows: Any) -> Any:
         xp = array_namespace(index)
-        if "stats" not in cache:
-            cache["stats"] = prefix_reference(Z_train, p, metric).stats
         keys = exact_keys(xp.take(Z_test, rows, axis=0), Z_train, xp.take(index, rows, axis=0),
-                          metric, cache["stats"], n_cols=p)
+                          metric, stats, n_cols=p)
         return keys_to_distances(keys, metric)
 
     return refine
