@@ -66,7 +66,7 @@ def _cumulative(lab: Any, w: Any, k_idx: Any, n_classes: int, xp: Any) -> Any:
     """Totals (b, len(ks), C) of the first k neighbours of a row block, every k at once."""
     classes = xp.arange(n_classes, device=device_of(lab))
     onehot = lab[:, :, None] == classes[None, None, :]
-    onehot = xp.astype(onehot, xp.int64 if w is None else w.dtype)
+    onehot = xp.astype(onehot, xp.int32 if w is None else w.dtype)
     if w is not None:
         onehot = onehot * w[:, :, None]
     return xp.take(xp.cumulative_sum(onehot, axis=1), k_idx, axis=1)
@@ -122,6 +122,8 @@ def vote_counts(
                        None if w is None else w[b0 : min(b0 + block, n), :], k_idx, n_classes, xp)
            for b0 in range(0, n, block)]
     counts = out[0] if len(out) == 1 else xp.concat(out, axis=0)
+    if w is None:
+        counts = xp.astype(counts, xp.int64)
     return xp.permute_dims(counts, (1, 0, 2))
 
 
@@ -179,10 +181,7 @@ def votes_for_many_k(
     n, k_max = neighbor_labels.shape
     ks_list = _check_ks(ks, k_max)
     _check_weights(weights)
-    if weights == "uniform":
-        counts = vote_counts(neighbor_labels, ks_list, n_classes=n_classes)
-        return xp.astype(xp.argmax(counts, axis=2), xp.int64)
-    if distances is None:
+    if weights == "distance" and distances is None:
         raise InvalidInputError("weights='distance' needs the neighbour distances")
     k_idx = xp.asarray([k - 1 for k in ks_list], device=device_of(neighbor_labels))
     block = max(1, min(n, _BLOCK_BYTES // max(1, k_max * n_classes * 8)))
@@ -190,6 +189,9 @@ def votes_for_many_k(
     for b0 in range(0, n, block):
         b1 = min(b0 + block, n)
         lab = neighbor_labels[b0:b1, :]
+        if weights == "uniform":  # integer counts: exact, ties to the lowest class by argmax
+            preds.append(xp.argmax(_cumulative(lab, None, k_idx, n_classes, xp), axis=2))
+            continue
         tot = _cumulative(lab, _neighbor_weights(distances[b0:b1, :], weights, xp), k_idx, n_classes, xp)
         pred = xp.argmax(tot, axis=2)
         if bounds is not None:
@@ -200,6 +202,8 @@ def votes_for_many_k(
         preds.append(pred)
         hinges.append(unsure)
     pred = preds[0] if len(preds) == 1 else xp.concat(preds, axis=0)  # (n, len(ks))
+    if weights == "uniform":
+        return xp.astype(xp.permute_dims(pred, (1, 0)), xp.int64)
     unsure = hinges[0] if len(hinges) == 1 else xp.concat(hinges, axis=0)
     rows = xp.nonzero(xp.any(unsure, axis=1))[0]
     if rows.shape[0]:

@@ -39,9 +39,9 @@ _U64 = 2.0**-53
 # 4 gamma_{d+2} per unit of |x| / |x - mean(x)|: the float64 error of a cosine/correlation key
 # (d is at most ~10^7 features here: d u stays far below 1), as a multiple of d + 2.
 _SNAP_PER_FEATURE = 4 * _U64 * 1.01
-# Gathered candidate rows are processed in blocks of about this many bytes (cache-sized on the
-# host: the gather, the cast and the dot then stay in L2/L3).
-EXACT_BLOCK_BYTES = 4 << 20
+# Gathered candidate rows are processed in row blocks of about this many bytes (large enough
+# that the per-block overhead stays small beside the gather and the dot products).
+EXACT_BLOCK_BYTES = 16 << 20
 
 
 class RowStats(NamedTuple):
