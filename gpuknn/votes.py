@@ -195,8 +195,8 @@ def votes_for_many_k(
         tot = _cumulative(lab, _neighbor_weights(distances[b0:b1, :], weights, xp), k_idx, n_classes, xp)
         pred = xp.argmax(tot, axis=2)
         if bounds is not None:
-            unsure = _interval_unsure(lab, bounds[0][b0:b1, :], bounds[1][b0:b1, :], pred, k_idx,
-                                      n_classes, xp)
+            unsure = _interval_unsure(tot, pred, distances[b0:b1, :], bounds[0][b0:b1, :],
+                                      bounds[1][b0:b1, :], ks_list, xp)
         else:
             unsure = _rounding_unsure(tot, pred, ks_list, xp)
         preds.append(pred)
@@ -227,23 +227,28 @@ def _rounding_unsure(tot: Any, pred: Any, ks: list[int], xp: Any) -> Any:
     return (best - second) <= gam[None, :] * (xp.abs(best) + xp.abs(second))
 
 
-def _interval_unsure(lab, d_lo, d_hi, pred, k_idx, n_classes, xp):
-    """Where the distances' intervals leave the winner open: the winner's least total
-    does not beat every other class's largest (or a zero distance may or may not be one)."""
+def _interval_unsure(tot, pred, d, d_lo, d_hi, ks, xp):
+    """Where the distances' intervals leave the winner open.
+
+    Moving each weight ``1/d`` anywhere in its interval changes any class's total of the
+    first k by at most ``E_k``, the sum of the k largest weight moves: the winner is settled
+    where its margin exceeds ``E_k`` (and the float64 rounding), and no distance may be 0
+    (scikit-learn's zero-distance rule would change every weight).
+    """
+    d = xp.astype(d, xp.float64)
     lo = xp.astype(d_lo, xp.float64)
     hi = xp.astype(d_hi, xp.float64)
-    maybe_zero = xp.any(lo <= 0, axis=1)  # scikit-learn's zero-distance rule may apply
+    maybe_zero = xp.any(lo <= 0, axis=1)
+    w = 1.0 / xp.where(d > 0, d, xp.ones_like(d))
     w_lo = 1.0 / xp.where(hi > 0, hi, xp.ones_like(hi))
     w_hi = 1.0 / xp.where(lo > 0, lo, xp.ones_like(lo))
-    t_lo = _cumulative(lab, w_lo, k_idx, n_classes, xp)
-    t_hi = _cumulative(lab, w_hi, k_idx, n_classes, xp)
-    least = xp.squeeze(xp.take_along_axis(t_lo, pred[:, :, None], axis=2), axis=2)
-    classes = xp.arange(n_classes, device=device_of(lab))
-    others = xp.where(classes[None, None, :] == pred[:, :, None], xp.full_like(t_hi, -math.inf), t_hi)
-    most = xp.max(others, axis=2)
-    k = xp.astype(k_idx + 1, xp.float64)
-    slack = 4 * _U64 * k[None, :] * (least + xp.abs(most))
-    return (least - most <= slack) | maybe_zero[:, None]
+    move = xp.maximum(w_hi - w, w - w_lo)
+    k_idx = xp.asarray([k - 1 for k in ks], device=device_of(d))
+    E = xp.take(xp.cumulative_sum(move, axis=1), k_idx, axis=1)
+    best, second = _margin(tot, pred, xp)
+    k = xp.asarray([float(k) for k in ks], dtype=xp.float64, device=device_of(d))
+    slack = E * (1 + 4 * k * _U64) + 4 * _U64 * k[None, :] * (xp.abs(best) + xp.abs(second))
+    return (best - second <= slack) | maybe_zero[:, None]
 
 
 def _settle(labels, distances, rows, pred, ks, n_classes, refine, xp):

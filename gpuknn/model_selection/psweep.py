@@ -133,7 +133,7 @@ def neighbors_for_p_sweep(
         tiles = []
         for a, b in group:
             bounds = [_bounds(Z_test[a:b, :p], p, metric, refs[j], u=u64 if j in sweep.wide else u,
-                              eta=eta64 if j in sweep.wide else eta)
+                              eta=eta64 if j in sweep.wide else eta, steps=j + 1)
                       for j, p in enumerate(ps)]
             tiles.append((Z_test[a:b, :], [q[a:b] for q in q_sum], bounds))
         done0 = group[0][0]
@@ -278,13 +278,14 @@ _SECOND_PASS_COLS = 1024
 _PROBE_ROWS = 64
 
 
-def _bounds(Zq, p, metric, ref, *, u, eta):
-    """Query statistics and the tile bounds at size p (:func:`gpuknn.ops.gram.prefix_bound`)."""
+def _bounds(Zq, p, metric, ref, *, u, eta, steps):
+    """Query statistics and the tile bounds at size p (:func:`gpuknn.ops.gram.prefix_bound`;
+    ``steps``: the grid blocks the Gram matrix grew in up to p)."""
     xp = array_namespace(Zq)
     q_stats = row_stats(Zq, metric)
     q_norm = xp.sqrt(dot64(Zq, Zq))
     bound, scale, shift, lift = prefix_bound(metric, p, q_stats, q_norm, ref, u=u, eta=eta,
-                                             per_row=ref.kappa > _KAPPA_SPREAD)
+                                             per_row=ref.kappa > _KAPPA_SPREAD, steps=steps)
     return q_stats, bound, scale, lift, shift
 
 

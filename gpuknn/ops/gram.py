@@ -146,13 +146,16 @@ def score_from_gram(G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: A
 
 
 def prefix_bound(metric: str, p: int, q_stats: RowStats, q_norm: Any, ref: PrefixReference,
-                 *, u: float, eta: float, per_row: bool = False) -> tuple[Any, Any, Any, Any]:
+                 *, u: float, eta: float, per_row: bool = False, steps: int | None = None,
+                 ) -> tuple[Any, Any, Any, Any]:
     """``(bound, scale, shift, lift)`` (float64 (m,)) of the p-sweep's tile scores.
 
     A tile score is within ``bound`` of ``scale * key + shift`` (the exact key in tile
     units) for every reference. ``q_norm`` is ``|q[:p]|`` (float64). The Gram matrix and the
-    prefix sums are sums of at most ``2p`` rounded terms (``gamma_{2p+2}``); the rest
-    follows :mod:`gpuknn.ops.certify`, the weights being the exact ones rounded once.
+    prefix sums grow in ``steps`` blocks up to p (default p): each block a sum of its own
+    length plus one addition, so every entry is a sum of at most ``p + steps`` rounded terms
+    (``gamma_{p+steps+2}``, in any order); the rest follows :mod:`gpuknn.ops.certify`, the
+    weights being the exact ones rounded once.
 
     ``per_row`` (correlation): the error of a reference's score is at most
     ``lift_q * kappa_r`` plus ``bound``; the caller adds ``lift ⊗ kappa_rows`` to the tile
@@ -161,7 +164,7 @@ def prefix_bound(metric: str, p: int, q_stats: RowStats, q_norm: Any, ref: Prefi
     Otherwise ``lift`` is None and ``bound`` covers every reference.
     """
     xp = array_namespace(q_norm)
-    g = gamma(2 * p + 2, u)
+    g = gamma(p + (p if steps is None else steps) + 2, u)
     g64 = 4 * gamma(p + 2, U64) + 8 * U64
     kappa = ref.kappa
     tiny = 4 * eta * (math.sqrt(p) + 2) * (q_norm + kappa + 1)
