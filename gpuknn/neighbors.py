@@ -208,13 +208,19 @@ class Neighbors(NamedTuple):
 
 
 def search(Q: Any, R: Any, k: int, *, metric: str = "euclidean", working_memory: int | None = None,
-           ) -> Neighbors:
-    """:func:`kneighbors` returning a :class:`Neighbors` (for exact decisions downstream)."""
+           labels: Any = None) -> Neighbors:
+    """:func:`kneighbors` returning a :class:`Neighbors` (for exact decisions downstream).
+
+    ``labels`` (one int label per reference): the caller reads only the neighbours' labels
+    and certified distances (votes), so neighbours of one label may stay in tile order
+    among themselves (:func:`gpuknn.ops.groups.rerank_groups`).
+    """
     check_metric(metric)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric)
     k = check_int(k, name="k", low=1, high=ref.shape[0])
     working_memory = _check_working_memory(working_memory, xp)
-    keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude)
+    keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude,
+                                     labels=labels)
 
     def refine(rows: Any) -> Any:
         exact = exact_keys(xp.take(Q, rows, axis=0), ref.data, xp.take(idx, rows, axis=0),
@@ -258,7 +264,7 @@ def _check_working_memory(working_memory: Any, xp: Any) -> int:
 
 def kneighbors_keys(
     Q: Any, ref: Reference, k: int, *, working_memory: int, magnitude: float,
-    exact_all: bool = False,
+    exact_all: bool = False, labels: Any = None,
 ) -> tuple[Any, Any, Any]:
     """Keys (float64, descending), indices (n_queries, k) and key errors of validated input.
 
@@ -279,7 +285,8 @@ def kneighbors_keys(
                       tile_bytes=preferred_tile_bytes(xp))
     while True:
         try:
-            return _search(Q, ref, k, kk, plan, tile_dtype, xp, exact_all=exact_all or Q.dtype == xp.float64)
+            return _search(Q, ref, k, kk, plan, tile_dtype, xp, exact_all=exact_all or Q.dtype == xp.float64,
+                           labels=labels)
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
             if not is_out_of_memory(exc) or (plan.rows == 1 and plan.cols == 1):
                 raise
@@ -299,10 +306,10 @@ def _tile_dtype(Q: Any, n_ref: int, width: int, magnitude: float, xp: Any) -> An
 
 
 def _search(Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, *,
-            exact_all: bool):
+            exact_all: bool, labels: Any = None):
     """Run one tile plan: keys, indices (n_queries, k) and key errors (n_queries,)."""
     out = [_search_chunk(Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :], ref, k, kk, plan,
-                         dtype, xp, exact_all=exact_all)
+                         dtype, xp, exact_all=exact_all, labels=labels)
            for q0 in range(0, Q.shape[0], plan.query_chunk)]
     if len(out) == 1:
         return out[0]
@@ -310,7 +317,7 @@ def _search(Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any,
 
 
 def _search_chunk(Qc: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, *,
-                  exact_all: bool):
+                  exact_all: bool, labels: Any = None):
     """Tile pass, exact pass and (if needed) second pass for one query chunk."""
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Qc, ref, dtype)
     scores, index = nominate(q_rows, ref, kk, plan, dtype)
@@ -319,10 +326,13 @@ def _search_chunk(Qc: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtyp
                              n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale)
     euclid = ref.metric in _EUCLID
     # Tile units of a key: the key itself, or (|q - c|^2 + key) / 2 for the euclidean family.
-    res = (rerank if exact_all else rerank_groups)(
-                 Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats, bound=bound,
-                 scale=0.5 if euclid else None, shift=0.5 * q_sq if euclid else None,
-                 complete=kk >= ref.shape[0])
+    common = dict(bound=bound, scale=0.5 if euclid else None, shift=0.5 * q_sq if euclid else None,
+                  complete=kk >= ref.shape[0])
+    if exact_all:
+        res = rerank(Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats, **common)
+    else:
+        res = rerank_groups(Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats,
+                            labels=labels, **common)
     if bool(xp.all(res.ok)):
         return res.keys, res.index, res.err
     bad = xp.nonzero(~res.ok)[0]

@@ -65,7 +65,7 @@ def _labels(y_train_dev: Any, nbr: Any, xp: Any) -> Any:
 def fold_k_scores(X_train, y_train, X_test, y_test, ks, *, n_classes, metric, weights, scoring,
                   working_memory=None) -> dict:
     """Scores of every (weights, k) on one fold; labels are class indices in X's namespace."""
-    nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory)
+    nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
     xp = array_namespace(X_train)
     va = nb.vote_args()
     return score_many_k(_labels(y_train, nb.indices, xp), va["distances"], y_test, ks,
@@ -80,7 +80,8 @@ def fold_kp_scores(Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metri
     ps = sorted(set(ps))
     refs = [prefix_reference(Z_train, p, metric) for p in ps]
     nbrs = neighbors_for_p_sweep(Z_train, Z_test, ps, max(ks), metric=metric, references=refs,
-                                 working_memory=working_memory, on_tile=on_tile, return_keys=True)
+                                 working_memory=working_memory, on_tile=on_tile, return_keys=True,
+                                 labels=y_train)
     out = {}
     for p, ref in zip(ps, refs):
         keys, i, err = nbrs.pop(p)  # free each p's neighbours as soon as it is scored

@@ -55,6 +55,7 @@ def neighbors_for_p_sweep(
     on_tile: Callable[[int, int], None] | None = None,
     return_keys: bool = False,
     references: Sequence[Any] | None = None,
+    labels: Any = None,
 ) -> dict[int, tuple[Any, ...]]:
     """Neighbours in the space of the first p components, for every p in ``ps``.
 
@@ -78,6 +79,9 @@ def neighbors_for_p_sweep(
     references : sequence of PrefixReference, optional
         :func:`gpuknn.ops.gram.prefix_reference` of Z_train at each p of the sorted grid,
         when the caller has them already.
+    labels : int array (n_train,), optional
+        As for :func:`gpuknn.neighbors.search`: the caller reads only labels and certified
+        distances, so neighbours of one label may keep their tile order among themselves.
 
     Returns
     -------
@@ -142,7 +146,7 @@ def neighbors_for_p_sweep(
         cands = sweep.nominate(tiles, kk, progress=progress)
         for (a, b), (Zq, qs, bounds), cand in zip(group, tiles, cands):
             for j, p in enumerate(ps):
-                keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Zq, qs[j], k_max, bounds[j])
+                keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Zq, qs[j], k_max, bounds[j], labels)
                 parts[p].append((keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype),
                                  best, err))
                 if failed > _WIDEN * (b - a):
@@ -289,7 +293,7 @@ def _bounds(Zq, p, metric, ref, *, u, eta, steps):
     return q_stats, bound, scale, lift, shift
 
 
-def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds):
+def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds, labels=None):
     """Exact order of the top k (keys, indices, errors) at ps[j] from the tile candidates;
     rows the certificate cannot settle take every reference whose score reaches their
     threshold (:meth:`_Sweep.collect`)."""
@@ -300,9 +304,11 @@ def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds):
     q_stats, bound, scale, lift, shift = bounds
     # Optimistic (lifted) scores only bound the keys from above, and float64 input wants
     # exact distances: every candidate exact there; near-tie groups only otherwise.
-    settle = rerank if lift is not None or Zq.dtype == xp.float64 else rerank_groups
-    res = settle(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, bound=bound, scale=scale,
-                 shift=shift, complete=idx.shape[1] >= Zr.shape[0])
+    common = dict(bound=bound, scale=scale, shift=shift, complete=idx.shape[1] >= Zr.shape[0])
+    if lift is not None or Zq.dtype == xp.float64:
+        res = rerank(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, **common)
+    else:
+        res = rerank_groups(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, labels=labels, **common)
     if bool(xp.all(res.ok)):
         return res.keys, res.index, res.err, 0
     bad = xp.nonzero(~res.ok)[0]

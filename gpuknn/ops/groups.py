@@ -24,6 +24,7 @@ from typing import Any
 from .._backend import array_namespace, device_of
 from .exact import RowStats, exact_keys
 from .rerank import Reranked, rerank, take_stats
+from .topk import merge_topk
 
 __all__ = ["rerank_groups"]
 
@@ -31,11 +32,14 @@ __all__ = ["rerank_groups"]
 def rerank_groups(
     Q: Any, R: Any, tile_scores: Any, index: Any, k: int, metric: str, ref_stats: RowStats,
     q_stats: RowStats, *, bound: Any, scale: Any = None, shift: Any = None, complete: bool,
-    local: Any = None,
+    local: Any = None, labels: Any = None,
 ) -> Reranked:
     """Exact order of each row's top k, exact keys only for near-tie groups.
 
-    Same parameters as :func:`gpuknn.ops.rerank.rerank`. Returns a
+    Same parameters as :func:`gpuknn.ops.rerank.rerank`, and ``labels`` (int array of one
+    label per reference, optional): for callers that only read the neighbours' labels
+    and certified distance intervals (the sweeps' votes), a group whose members all share
+    one label keeps its tile order -- any order of it gives the same votes for every k. Returns a
     :class:`~gpuknn.ops.rerank.Reranked` whose ``keys`` are exact for the group members
     and tile-derived (within ``err``, key units) for the others; rows that are not
     certified come from :func:`~gpuknn.ops.rerank.rerank` (exact keys, a threshold for the
@@ -67,8 +71,12 @@ def rerank_groups(
         ok = ok & (exact_row | ~zero_scale)
     multi = xp.concat([linked, no], axis=1) | xp.concat([no, linked], axis=1)
     err = bound if sc is None else bound / xp.where(zero_scale, xp.ones_like(sc), sc)
-    # Also exact: the first k whose distance the tile gets to worse than 1 % (near duplicates).
-    coarse = _coarse(key_t, err, metric, k, xp)
+    if labels is None:
+        # Also exact: the first k whose distance the tile gets to worse than 1 % (near duplicates).
+        coarse = _coarse(key_t, err, metric, k, xp)
+    else:
+        multi = multi & _mixed_groups(labels, index, linked, gid, xp)
+        coarse = xp.zeros_like(multi)
     flag = (multi & (gid <= gk[:, None]) | coarse) & ~exact_row[:, None] & ok[:, None]
     keys = xp.reshape(key_t, (-1,))
     flat_flag = xp.reshape(flag, (-1,))
@@ -79,13 +87,18 @@ def rerank_groups(
         keys = xp.where(flat_flag, xp.take(ex, xp.clip(pos, min=0)), keys)
     keys = xp.reshape(keys, (m, kk))
     top_keys, top_idx = keys[:, :k], index[:, :k]
-    if sub.shape[0]:  # reorder inside the groups: (group, key descending, index ascending)
-        kv, iv, gv = xp.take(keys, sub, axis=0), xp.take(index, sub, axis=0), xp.take(gid, sub, axis=0)
-        o = xp.argsort(iv, axis=1, stable=True)
-        o = xp.take_along_axis(o, xp.argsort(-xp.take_along_axis(kv, o, axis=1), axis=1, stable=True), axis=1)
-        o = xp.take_along_axis(o, xp.argsort(xp.take_along_axis(gv, o, axis=1), axis=1, stable=True), axis=1)[:, :k]
-        kv, iv = xp.take_along_axis(kv, o, axis=1), xp.take_along_axis(iv, o, axis=1)
-        top_keys, top_idx = _put_rows(top_keys, top_idx, sub, kv, iv, m, xp)
+    if sub.shape[0]:
+        # Reorder by (key descending, index ascending). Groups need no key of their own:
+        # every key of a group exceeds every key of the groups after it (their tile scores
+        # differ by over 2 e_q, and each key is within e_q of its tile score).
+        all_rows = sub.shape[0] == m
+        kv = keys if all_rows else xp.take(keys, sub, axis=0)
+        iv = index if all_rows else xp.take(index, sub, axis=0)
+        kv, iv = merge_topk(kv, iv, k)
+        if all_rows:
+            top_keys, top_idx = kv, iv
+        else:
+            top_keys, top_idx = _put_rows(top_keys, top_idx, sub, kv, iv, m, xp)
     err = xp.where(exact_row, xp.zeros_like(err), err)
     res = Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, s[:, k - 1] - 2 * bound, err)
     bad = xp.nonzero(~ok)[0]
@@ -104,6 +117,23 @@ def rerank_groups(
     # With every candidate exact, the k-th exact key may certify the row after all.
     ok = _put_vec(ok, bad, sub_res.ok, m, xp)
     return Reranked(keys, idx, ok, thr, err)
+
+
+def _mixed_groups(labels: Any, index: Any, linked: Any, gid: Any, xp: Any) -> Any:
+    """Candidates (m, kk) whose group holds more than one label."""
+    m, kk = index.shape
+    dev = device_of(index)
+    lab = xp.reshape(xp.take(labels, xp.reshape(index, (-1,))), (m, kk))
+    no = xp.zeros((m, 1), dtype=xp.bool, device=dev)
+    # Link j joins candidates j and j + 1; a group is mixed if one of its links joins two labels.
+    mixed = xp.reshape(xp.concat([linked & (lab[:, :-1] != lab[:, 1:]), no], axis=1), (-1,))
+    # Groups numbered through all rows, non-decreasing in row-major order.
+    g = xp.reshape(xp.astype(gid, xp.int64) + xp.arange(m, dtype=xp.int64, device=dev)[:, None] * (kk + 1), (-1,))
+    start = xp.searchsorted(g, g, side="left")
+    end = xp.searchsorted(g, g, side="right")
+    before = xp.cumulative_sum(xp.astype(mixed, xp.int64)) - xp.astype(mixed, xp.int64)  # links before j
+    count = xp.take(before, end - 1) - xp.take(before, start)  # links inside [start, end - 1)
+    return xp.reshape(count > 0, (m, kk))
 
 
 def _coarse(key_t: Any, err: Any, metric: str, k: int, xp: Any) -> Any:
