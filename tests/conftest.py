@@ -63,3 +63,37 @@ def fashion_dir():
             "real Fashion-MNIST not found (apt-get install dataset-fashion-mnist, or set GPUKNN_DATA)"
         )
     return d
+
+
+
+# Backends of the "one answer everywhere" contract tests: NumPy, array_api_strict on its
+# default device and on a second one, torch on the CPU (skipped where torch is absent;
+# `scripts/test.sh` installs it when GPUKNN_TEST_TORCH=1, as `.ci/run` sets), and CuPy /
+# torch on CUDA where a GPU is present.
+_EVERY = ["numpy", "strict", "strict-device1", "torch", "cupy", "torch-cuda"]
+
+
+@pytest.fixture(params=_EVERY)
+def backend(request):
+    """Every backend of the contract tests (a :class:`helpers.Backend`)."""
+    from helpers import Backend
+
+    name = request.param
+    if name == "numpy":
+        return Backend(name, array_api_compat.numpy)
+    if name.startswith("strict"):
+        strict = pytest.importorskip("array_api_strict")
+        return Backend(name, strict, strict.Device("device1") if name.endswith("device1") else None)
+    if name.startswith("torch"):
+        torch = pytest.importorskip("torch")
+        import array_api_compat.torch as tx
+
+        if name == "torch-cuda":
+            if not torch.cuda.is_available():
+                pytest.skip("torch backend: no CUDA device")
+            return Backend(name, tx, torch.device("cuda"))
+        return Backend(name, tx, torch.device("cpu"))
+    if not _cuda_available():
+        pytest.skip("cupy backend: no CUDA device")
+    import cupy
+    return Backend(name, array_api_compat.array_namespace(cupy.empty(1)))

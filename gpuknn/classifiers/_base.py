@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, check_int, from_numpy, to_numpy, validate_matrix
+from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy, validate_matrix
 from ..base import BaseEstimator, check_is_fitted
 from ..errors import InvalidInputError
 from ..neighbors import PreparedReference
@@ -20,13 +20,13 @@ def check_n_neighbors(value: Any, n_samples: int, name: str = "n_neighbors") -> 
     return check_int(value, name=name, low=1, high=n_samples)
 
 
-def encode_labels(y: Any, n_samples: int, xp: Any) -> tuple[Any, Any]:
+def encode_labels(y: Any, n_samples: int, xp: Any, device: Any = None) -> tuple[Any, Any]:
     """Encode labels of any dtype as class indices.
 
     Returns ``(classes, y_encoded)``: ``classes`` sorted (NumPy's ``unique`` order), in
     ``xp`` when the labels are numeric and a host NumPy array otherwise (strings, objects);
     ``y_encoded`` an int64 array of ``xp``. Done on the host: labels are small and
-    string labels cannot live on a GPU.
+    string labels cannot live on a GPU. ``device``: where the arrays go (the data's).
     """
     y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
     if y_host.ndim != 1:
@@ -39,8 +39,8 @@ def encode_labels(y: Any, n_samples: int, xp: Any) -> tuple[Any, Any]:
         raise InvalidInputError("y contains NaN or infinity")
     classes, enc = np.unique(y_host, return_inverse=True)
     if classes.dtype.kind in "biuf" and not isinstance(y, (list, tuple)):
-        classes = from_numpy(classes, xp)
-    return classes, from_numpy(enc.astype(np.int64), xp)
+        classes = from_numpy(classes, xp, device=device)
+    return classes, from_numpy(enc.astype(np.int64), xp, device=device)
 
 
 class NeighborsClassifierMixin(BaseEstimator):
@@ -49,7 +49,7 @@ class NeighborsClassifierMixin(BaseEstimator):
     def _fit_data(self, X: Any, y: Any) -> Any:
         xp = array_namespace(X)
         X = validate_matrix(X, xp, name="X")
-        self.classes_, self._y = encode_labels(y, X.shape[0], xp)
+        self.classes_, self._y = encode_labels(y, X.shape[0], xp, device_of(X))
         self._fit_X = X
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
