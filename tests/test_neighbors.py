@@ -178,3 +178,50 @@ def test_prepared_reference_checks(xp, to_xp):
         kneighbors(to_xp(np.ones((2, 3))), ref, 6, metric="cosine")
     with pytest.raises(InvalidInputError, match="NaN"):
         PreparedReference(to_xp(np.array([[np.nan, 1.0]])), metric="cosine")
+
+
+@pytest.mark.parametrize("metric", METRICS + ["inner"])
+def test_second_pass_for_uncertified_rows(xp, to_xp, monkeypatch, metric):
+    # No margin beyond k: the k-th and the last candidate coincide, so rows are certified
+    # only by a gap, and integer data (exact ties) sends many to the second pass.
+    import gpuknn.neighbors as nb
+
+    rng = np.random.default_rng(2)
+    R = rng.integers(0, 5, size=(200, 4)).astype(np.float32)
+    Q = rng.integers(0, 5, size=(30, 4)).astype(np.float32)
+    d0, i0 = kneighbors(to_xp(Q), to_xp(R), 5, metric=metric)
+    calls = []
+    real = nb._second_pass
+    monkeypatch.setattr(nb, "_second_pass", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    monkeypatch.setattr(nb, "candidate_margin", lambda k: 0)
+    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 5, metric=metric, working_memory=20_000)
+    assert calls
+    np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
+
+
+@pytest.mark.parametrize("metric", METRICS + ["inner"])
+def test_float64_input_searched_in_float32_tiles_equals_float64_tiles(xp, to_xp, monkeypatch, metric):
+    import gpuknn.neighbors as nb
+
+    rng = np.random.default_rng(1)
+    R = rng.normal(size=(300, 9))
+    R[150:180] = R[:30]
+    Q = np.concatenate([rng.normal(size=(40, 9)), R[:10]])
+    monkeypatch.setattr(nb, "_SCREEN_MIN_WORK", 1)
+    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 6, metric=metric, working_memory=30_000)
+    monkeypatch.setattr(nb, "_SCREEN_MIN_WORK", 1 << 62)
+    d0, i0 = kneighbors(to_xp(Q), to_xp(R), 6, metric=metric, working_memory=30_000)
+    np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
+    np.testing.assert_array_equal(to_numpy(d1), to_numpy(d0))  # exact keys both ways
+    assert to_numpy(d1).dtype == np.float64
+
+
+def test_huge_float64_values_get_float64_tiles(monkeypatch):
+    import gpuknn.neighbors as nb
+
+    monkeypatch.setattr(nb, "_SCREEN_MIN_WORK", 1)
+    R = np.array([[1e20, 0.0], [0.0, 1e20], [1e20, 1e20]])
+    assert nb._tile_dtype(R, 3, 3, 1e20, np) == np.float64
+    assert nb._tile_dtype(R, 3, 3, 1.0, np) == np.float32
+    d, i = kneighbors(R[:1], R, 3)
+    assert i.tolist() == [[0, 2, 1]]

@@ -43,3 +43,49 @@ def test_votes_bad_input(xp, to_xp):
         votes_for_many_k(labels, [2], n_classes=2, weights="distance")
     with pytest.raises(InvalidInputError):
         votes_for_many_k(labels, [2], n_classes=2, weights="gaussian")
+
+
+def _fraction_winner(lab, d, n_classes):
+    from fractions import Fraction
+
+    tot = [Fraction(0)] * n_classes
+    zero = d == 0
+    for c, x, z in zip(lab, d, zero):
+        tot[c] += (1 if z else 0) if zero.any() else Fraction(1.0 / x)
+    return max(range(n_classes), key=lambda c: (tot[c], -c))
+
+
+def test_weighted_hinges_are_decided_exactly(xp, to_xp):
+    # Distances built so that class totals tie exactly or differ by a few ulps.
+    rng = np.random.default_rng(3)
+    n, k = 400, 6
+    d = np.sort(rng.choice([1.0, 2.0, 4.0, 3.0, 1.5, 6.0], size=(n, k)), axis=1)
+    labels = rng.integers(0, 3, size=(n, k))
+    d[:5, 0] = 0.0
+    ks = [1, 2, 3, 4, 5, 6]
+    pred = to_numpy(votes_for_many_k(to_xp(labels), ks, n_classes=3, distances=to_xp(d), weights="distance"))
+    for j, kk in enumerate(ks):
+        want = [_fraction_winner(labels[r, :kk], d[r, :kk], 3) for r in range(n)]
+        np.testing.assert_array_equal(pred[j], want)
+
+
+def test_bounds_send_open_rows_to_refine(xp, to_xp):
+    # Approximate distances within known intervals: rows the intervals cannot settle get
+    # their exact distances from refine, and the votes are those of the exact distances.
+    rng = np.random.default_rng(4)
+    exact = np.sort(rng.uniform(0.5, 1.0, size=(300, 5)), axis=1)
+    labels = rng.integers(0, 2, size=(300, 5))
+    approx = exact * (1 + rng.uniform(-3e-2, 3e-2, size=exact.shape))
+    lo, hi = exact * (1 - 3e-2), exact * (1 + 3e-2)
+    asked = []
+
+    def refine(rows):
+        asked.append(to_numpy(rows))
+        return xp.take(to_xp(exact), rows, axis=0)
+
+    pred = to_numpy(votes_for_many_k(to_xp(labels), [3, 5], n_classes=2, distances=to_xp(approx),
+                                     weights="distance", bounds=(to_xp(lo), to_xp(hi)), refine=refine))
+    want = to_numpy(votes_for_many_k(to_xp(labels), [3, 5], n_classes=2, distances=to_xp(exact),
+                                     weights="distance"))
+    np.testing.assert_array_equal(pred, want)
+    assert asked and 0 < asked[0].size < 300  # only the open rows
