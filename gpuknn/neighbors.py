@@ -6,18 +6,21 @@
    scheme) keep each query's ``kk = k + margin`` best *tile scores*. Euclidean rows are
    centred on the reference mean first (translation invariance: a large common offset
    costs no digits).
-2. **Exact pass** (:mod:`gpuknn.ops.rerank`): the candidates' keys are recomputed pair by
-   pair in float64 from the caller's rows (:mod:`gpuknn.ops.exact`) and ordered by (key,
-   index). A certified bound on the tile's rounding (:mod:`gpuknn.ops.certify`) proves,
-   for almost every row, that no reference outside the list can enter the top k.
+2. **Exact pass**: a certified bound on the tile's rounding (:mod:`gpuknn.ops.certify`)
+   tells which candidates the tile cannot order -- near-tie groups, and the k-th place's
+   group -- and those get keys recomputed pair by pair in float64 from the caller's rows
+   (:mod:`gpuknn.ops.exact`), ordered by (key, index) (:mod:`gpuknn.ops.groups`; float64
+   input: every candidate, :mod:`gpuknn.ops.rerank`). The bound also proves, for almost
+   every row, that no reference outside the list can enter the top k.
 3. **Second pass** for the rows it cannot prove (exact duplicates or ties around the k-th
-   neighbour, say): every reference whose tile score reaches the row's threshold is
-   collected and decided exactly.
+   neighbour, say): every reference whose float64 tile score comes within its bound of the
+   k-th exact key is collected and decided exactly.
 
 So the neighbour lists -- which neighbours, in which order -- are the same with any
 ``working_memory``, BLAS thread count or backend: the top k by exact distance, equal
 distances to the lower index, up to distances that differ by less than their float64
-rounding. Distances are the exact ones, rounded once to the input's dtype.
+rounding. Distances are exact for float64 input; for float32 input they are exact for near
+ties and near duplicates and within the tile's certified bound elsewhere.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from .ops.distance import check_metric, validate_pair
 from .ops.exact import distance_interval, exact_keys, keys_to_distances
 from .ops.groups import rerank_groups
 from .ops.rerank import collect_top, rerank
+from .ops.rows import replace_rows
 from .ops.search import Reference, TilePlan, collect, nominate, plan_tiles, prepare_queries
 
 __all__ = ["PreparedReference", "Neighbors", "kneighbors", "search", "kneighbors_keys", "plan_tiles",
@@ -132,8 +136,10 @@ def kneighbors(
 
     Returns
     -------
-    distances : array of shape (n_queries, k), ascending (``inner``: descending)
-        The exact distances (computed in float64 from the input rows), in Q's dtype.
+    distances : array of shape (n_queries, k), ascending (``inner``: descending), Q's dtype
+        Float64 input: the exact distances (float64, from the input rows). Float32 input:
+        exact for near ties and near duplicates, elsewhere the tile's, within its
+        certified bound (:func:`search` reports it per row).
     indices : int64 array of shape (n_queries, k)
         **Ties:** equal distances are ordered by lower reference index, on every backend,
         tiling and thread count (see the module docstring for what "equal" means).
@@ -338,13 +344,9 @@ def _search_chunk(Qc: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtyp
     bad = xp.nonzero(~res.ok)[0]
     keys_bad, idx_bad = _second_pass(xp.take(Qc, bad, axis=0), ref, k, plan, xp,
                                      kth=xp.take(res.keys[:, k - 1], bad))
-    # Put the re-searched rows in place.
-    pos = xp.cumulative_sum(xp.astype(~res.ok, xp.int64)) - 1
-    pos = xp.where(res.ok, xp.zeros_like(pos), pos)
-    keep = res.ok[:, None]
-    return (xp.where(keep, res.keys, xp.take(keys_bad, pos, axis=0)),
-            xp.where(keep, res.index, xp.take(idx_bad, pos, axis=0)),
-            xp.where(res.ok, res.err, xp.zeros_like(res.err)))
+    keys, idx, err = replace_rows(bad, res.ok.shape[0], [
+        (res.keys, keys_bad), (res.index, idx_bad), (res.err, xp.zeros_like(res.err[: bad.shape[0]]))])
+    return keys, idx, err
 
 
 def _second_pass(Qb, ref, k, plan, xp, *, kth):
@@ -363,11 +365,6 @@ def _second_pass(Qb, ref, k, plan, xp, *, kth):
                             Qb, ref.data, ref.metric, ref.stats, q_stats, k, kth=kth,
                             delta=key_rounding(ref.metric, ref.shape[1], ref.key_scale))
     return keys, xp.astype(idx, xp.int64)
-
-
-def ref_keys(Qp: Any, ref: Reference, cols: Any, q_stats: Any) -> Any:
-    """Exact keys (p,) of the pairs ``(Qp[i], reference cols[i])``."""
-    return exact_keys(Qp, ref.data, cols[:, None], ref.metric, ref.stats, q_stats=q_stats)[:, 0]
 
 
 def _check_magnitude(Q: Any, R: Any, xp: Any) -> float:

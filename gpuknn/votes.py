@@ -24,6 +24,7 @@ import numpy as np
 
 from ._backend import array_namespace, device_of, to_numpy
 from .errors import InvalidInputError
+from .ops.rows import replace_rows
 
 __all__ = ["vote_counts", "votes_for_many_k"]
 
@@ -265,12 +266,7 @@ def _settle(labels, distances, rows, pred, ks, n_classes, refine, xp):
         for r, j in zip(*np.nonzero(close)):
             sub_h[r, j] = _exact_winner(lab_h[r, : ks[j]], d_h[r, : ks[j]], n_classes)
         sub = xp.asarray(sub_h, device=device_of(labels))
-    # Put the settled rows in place (no scatter in the array API).
-    m = labels.shape[0]
-    ar = xp.arange(m, dtype=rows.dtype, device=device_of(rows))
-    pos = xp.clip(xp.searchsorted(rows, ar), max=rows.shape[0] - 1)
-    mask = xp.take(rows, pos) == ar
-    return xp.where(mask[:, None], xp.take(xp.astype(sub, pred.dtype), pos, axis=0), pred)
+    return replace_rows(rows, labels.shape[0], [(pred, xp.astype(sub, pred.dtype))])[0]
 
 
 def _exact_winner(lab: np.ndarray, d: np.ndarray, n_classes: int) -> int:

@@ -31,6 +31,7 @@ from ..ops.exact import exact_keys, keys_to_distances, row_stats
 from ..ops.gram import gram_accumulate, prefix_bound, prefix_reference, prefix_stats, score_from_gram
 from ..ops.groups import rerank_groups
 from ..ops.rerank import KEY_MAX, collect_top, rerank, take_stats
+from ..ops.rows import replace_rows
 from ..ops.topk import topk_largest, update_topk
 
 __all__ = ["neighbors_for_p_sweep", "check_grid", "prefix_refine"]
@@ -318,12 +319,9 @@ def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds, labels=None):
     kb, ib = collect_top(batches, xp.take(Zp, bad, axis=0), Zr, metric, ref.stats,
                          qb_stats, k, kth=kth,
                          delta=key_rounding(metric, p, max(1.0, ref.kappa)))
-    pos = xp.cumulative_sum(xp.astype(~res.ok, xp.int64)) - 1
-    pos = xp.where(res.ok, xp.zeros_like(pos), pos)
-    keep = res.ok[:, None]
-    return (xp.where(keep, res.keys, xp.take(kb, pos, axis=0)),
-            xp.where(keep, res.index, xp.take(xp.astype(ib, xp.int64), pos, axis=0)),
-            xp.where(res.ok, res.err, xp.zeros_like(res.err)), _unsettled(kth, metric, xp))
+    keys, index, err = replace_rows(bad, res.ok.shape[0], [
+        (res.keys, kb), (res.index, xp.astype(ib, xp.int64)), (res.err, xp.zeros_like(kth))])
+    return keys, index, err, _unsettled(kth, metric, xp)
 
 
 def _unsettled(kth, metric, xp):

@@ -24,6 +24,7 @@ from typing import Any
 from .._backend import array_namespace, device_of
 from .exact import RowStats, exact_keys
 from .rerank import Reranked, rerank, take_stats
+from .rows import replace_rows
 from .topk import merge_topk
 
 __all__ = ["rerank_groups"]
@@ -98,7 +99,7 @@ def rerank_groups(
         if all_rows:
             top_keys, top_idx = kv, iv
         else:
-            top_keys, top_idx = _put_rows(top_keys, top_idx, sub, kv, iv, m, xp)
+            top_keys, top_idx = replace_rows(sub, m, [(top_keys, kv), (top_idx, iv)])
     err = xp.where(exact_row, xp.zeros_like(err), err)
     res = Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, s[:, k - 1] - 2 * bound, err)
     bad = xp.nonzero(~ok)[0]
@@ -111,11 +112,10 @@ def rerank_groups(
                      scale=None if sc is None else xp.take(sc, bad),
                      shift=None if shift is None else xp.take(shift, bad),
                      complete=complete, local=xp.take(local, bad, axis=0))
-    keys, idx = _put_rows(res.keys, res.index, bad, sub_res.keys, sub_res.index, m, xp)
-    thr = _put_vec(res.threshold, bad, sub_res.threshold, m, xp)
-    err = _put_vec(res.err, bad, xp.zeros_like(sub_res.threshold), m, xp)
     # With every candidate exact, the k-th exact key may certify the row after all.
-    ok = _put_vec(ok, bad, sub_res.ok, m, xp)
+    keys, idx, thr, err, ok = replace_rows(bad, m, [
+        (res.keys, sub_res.keys), (res.index, sub_res.index), (res.threshold, sub_res.threshold),
+        (res.err, xp.zeros_like(sub_res.threshold)), (ok, sub_res.ok)])
     return Reranked(keys, idx, ok, thr, err)
 
 
@@ -168,23 +168,3 @@ def _flagged_keys(Q, R, local, flag, sub, metric, ref_stats, q_stats, xp):
     idx = xp.take_along_axis(xp.take(local, sub, axis=0), cols, axis=1)
     keys = exact_keys(xp.take(Q, sub, axis=0), R, idx, metric, ref_stats, q_stats=take_stats(q_stats, sub))
     return xp.take(xp.reshape(keys, (-1,)), xp.nonzero(xp.reshape(valid, (-1,)))[0])
-
-
-def _put_rows(A: Any, B: Any, rows: Any, A_sub: Any, B_sub: Any, m: int, xp: Any):
-    """A and B with their ``rows`` replaced by A_sub, B_sub (no scatter in the array API)."""
-    mask, pos = _positions(rows, m, xp)
-    return (xp.where(mask[:, None], xp.take(A_sub, pos, axis=0), A),
-            xp.where(mask[:, None], xp.take(B_sub, pos, axis=0), B))
-
-
-def _put_vec(v: Any, rows: Any, v_sub: Any, m: int, xp: Any) -> Any:
-    mask, pos = _positions(rows, m, xp)
-    return xp.where(mask, xp.take(v_sub, pos), v)
-
-
-def _positions(rows: Any, m: int, xp: Any) -> tuple[Any, Any]:
-    """For sorted unique ``rows``: a mask of them among 0..m-1 and each row's position."""
-    dev = device_of(rows)
-    ar = xp.arange(m, dtype=rows.dtype, device=dev)
-    pos = xp.clip(xp.searchsorted(rows, ar), max=rows.shape[0] - 1)
-    return xp.take(rows, pos) == ar, pos

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from .._backend import array_namespace, device_of
 from .certify import certified
 from .exact import RowStats, exact_keys
+from .rows import replace_rows
 from .topk import merge_topk
 
 __all__ = ["Reranked", "rerank", "top_pairs", "take_stats", "collect_top", "Progress", "KEY_MAX"]
@@ -113,32 +114,18 @@ def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_s
     loc = xp.take(xp.reshape(local, (-1,)), flat)
     keys = exact_keys(xp.take(Q, rows, axis=0), R, loc[:, None], metric, ref_stats,
                       q_stats=take_stats(q_stats, rows))[:, 0]
-    # Only the rows that got extra candidates are re-sorted.
+    # Only the rows that got extra candidates are re-sorted (``rows`` is non-decreasing).
     dev = device_of(rows)
-    touched = xp.zeros((m,), dtype=xp.bool, device=dev)
-    touched = xp.where(xp.isin(xp.arange(m, device=dev), rows) if hasattr(xp, "isin") else
-                       _member(m, rows, xp), xp.ones_like(touched), touched)
-    sub = xp.nonzero(touched)[0]
+    new = xp.concat([xp.ones((1,), dtype=xp.bool, device=dev), rows[1:] != rows[:-1]])
+    sub = xp.take(rows, xp.nonzero(new)[0])
     n_sub = sub.shape[0]
-    pos = xp.cumulative_sum(xp.astype(touched, xp.int64)) - 1  # row -> position in sub
+    at = xp.cumulative_sum(xp.astype(new, xp.int64)) - 1  # each pair's position in sub
     sub_rows = xp.reshape(xp.broadcast_to(xp.arange(n_sub, device=dev)[:, None], (n_sub, k)), (-1,))
-    r = xp.concat([sub_rows, xp.take(pos, rows)])
+    r = xp.concat([sub_rows, at])
     kv = xp.concat([xp.reshape(xp.take(top_keys, sub, axis=0), (-1,)), keys])
     iv = xp.concat([xp.reshape(xp.take(top_idx, sub, axis=0), (-1,)), xp.astype(glob, top_idx.dtype)])
     _, sk, si = top_pairs(r, kv, iv, k, n_sub, final=True)
-    back = xp.where(touched, pos, xp.zeros_like(pos))[:, None]
-    keep = ~touched[:, None]
-    return (xp.where(keep, top_keys, xp.take(sk, back[:, 0], axis=0)),
-            xp.where(keep, top_idx, xp.take(si, back[:, 0], axis=0)))
-
-
-def _member(m: int, rows: Any, xp: Any) -> Any:
-    """Boolean (m,): which of 0 .. m-1 occur in ``rows`` (no ``isin`` in the namespace)."""
-    dev = device_of(rows)
-    s = xp.sort(rows)
-    at = xp.searchsorted(s, xp.arange(m, dtype=rows.dtype, device=dev))
-    at = xp.clip(at, max=s.shape[0] - 1)
-    return xp.take(s, at) == xp.arange(m, dtype=rows.dtype, device=dev)
+    return tuple(replace_rows(sub, m, [(top_keys, sk), (top_idx, si)]))
 
 
 def take_stats(stats: RowStats, rows: Any) -> RowStats:
