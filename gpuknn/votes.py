@@ -264,12 +264,12 @@ def _settle(labels, distances, rows, pred, ks, n_classes, refine, xp):
         sub_h = to_numpy(sub).copy()
         lab_h, d_h = to_numpy(lab), to_numpy(xp.astype(d, xp.float64))
         for r, j in zip(*np.nonzero(close)):
-            sub_h[r, j] = _exact_winner(lab_h[r, : ks[j]], d_h[r, : ks[j]], n_classes)
+            sub_h[r, j] = exact_winner(lab_h[r, : ks[j]], d_h[r, : ks[j]], n_classes)
         sub = xp.asarray(sub_h, device=device_of(labels))
     return replace_rows(rows, labels.shape[0], [(pred, xp.astype(sub, pred.dtype))])[0]
 
 
-def _exact_winner(lab: np.ndarray, d: np.ndarray, n_classes: int) -> int:
+def exact_winner(lab: np.ndarray, d: np.ndarray, n_classes: int) -> int:
     """Winning class of one weighted vote, exactly; ties to the lowest class.
 
     The weights are the float64 ``1/d`` (correctly rounded on every IEEE backend); two

@@ -135,3 +135,24 @@ def test_weighted_votes_that_tie_exactly_go_to_the_lower_class(backend):
     clf = KNeighborsClassifier(3, metric="sqeuclidean", weights="distance", algorithm="brute")
     clf.fit(backend.asarray(R), backend.asarray(y))
     assert host(clf.predict(backend.asarray(Q))).tolist() == [0]
+
+
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_a_point_on_the_radius_counts_on_every_backend(backend, weights):
+    from gpuknn import RadiusNeighborsClassifier
+
+    # Exactly at distance 5 (a 3-4-5 triangle) behind an offset of 3e4: a float32 GEMM of the
+    # raw rows puts it at 8 (the previous engine called it an outlier); centring and the exact
+    # pass keep it inside, everywhere.
+    X = np.array([[3e4, 0.0], [3e4 + 30, 0.0], [3e4 + 3, 44.0]], dtype=np.float32)
+    y = np.array([1, 0, 0])
+    Q = np.array([[3e4 + 3, 4.0]], dtype=np.float32)
+    for wm in (100, 1 << 20):
+        clf = RadiusNeighborsClassifier(5.0, weights=weights, outlier_label=-1, algorithm="brute",
+                                        working_memory=wm)
+        clf.fit(backend.asarray(X), backend.asarray(y))
+        assert host(clf.predict(backend.asarray(Q))).tolist() == [1]
+    if backend.name == "numpy":
+        clf = RadiusNeighborsClassifier(5.0, weights=weights, outlier_label=-1, algorithm="kd_tree")
+        assert clf.fit(X, y).predict(Q).tolist() == [1]
+        assert RadiusNeighborsClassifier(4.999, outlier_label=-1).fit(X, y).predict(Q).tolist() == [-1]

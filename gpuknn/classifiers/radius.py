@@ -8,7 +8,11 @@ import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
-from ..ops.distance import check_metric, pairwise_distances_chunked
+from .._backend import default_working_memory
+from .._delegation import sqdist64
+from ..ops.distance import check_metric
+from ..ops.radius import radius_votes
+from ..votes import exact_winner
 from ._base import NeighborsClassifierMixin
 
 __all__ = ["RadiusNeighborsClassifier", "radius_vote_counts"]
@@ -79,9 +83,10 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
 
     Notes
     -----
-    Vote ties -> lowest class index. Distances come from the GEMM engine, so a point
-    lying exactly on the radius may be counted differently from scikit-learn when
-    rounding moves it across (1 ulp). Cost O(n_queries · n_train · (d + n_classes)).
+    Vote ties -> lowest class index. Membership and distance-weighted winners are decided
+    on the exact distances (:mod:`gpuknn.ops.radius`): a point on the radius counts the same
+    on every backend and tiling (scikit-learn's own GEMM distances may put it 1 ulp across).
+    Cost O(n_queries · n_train · (d + n_classes)).
 
     Examples
     --------
@@ -145,46 +150,57 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
             )
         return label
 
-    def _counts(self, X: Any) -> tuple[Any, Any]:
-        """Vote totals (n, n_classes); all-zero rows are outliers."""
+    def _votes(self, X: Any) -> tuple[Any, Any, Any]:
+        """Vote totals (n, n_classes), exact winners (n,; -1 for outliers) and the namespace."""
         X, xp = self._check_query(X)
         radius = float(self.radius)
         if self._fit_method == "kd_tree":
-            return self._counts_kdtree(X), xp
-        blocks = [
-            radius_vote_counts(D, self._onehot, radius, self.weights)
-            for _, D in pairwise_distances_chunked(
-                X, self._fit_X, metric=self.metric, working_memory=self.working_memory
-            )
-        ]
-        return (blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=0)), xp
+            counts, winners = self._votes_kdtree(X)
+            return counts, winners, xp
+        n_fit = self.n_samples_fit_
+        wm = self.working_memory if self.working_memory is not None else default_working_memory(xp)
+        rows = max(1, min(X.shape[0], int(wm) // max(1, n_fit * 80)))  # ~10 float64 tiles
+        counts, winners = radius_votes(X, self._ref.reference, self._onehot, radius, self.weights,
+                                       rows_per_block=rows)
+        return counts, winners, xp
 
-    def _counts_kdtree(self, X: Any) -> Any:
+    def _votes_kdtree(self, X: Any) -> tuple[Any, Any]:
         from scipy.spatial import cKDTree  # noqa: PLC0415
 
         r = float(self.radius)
         r_tree = np.sqrt(r) if self.metric == "sqeuclidean" else r
-        qtree = cKDTree(np.asarray(X, dtype=np.float64))
-        pairs = qtree.sparse_distance_matrix(self._tree, r_tree, output_type="ndarray")
-        qi, rj, d = pairs["i"].astype(np.int64), pairs["j"].astype(np.int64), pairs["v"]
-        if self.metric == "sqeuclidean":
-            d = d * d
-        keep = d <= r  # the tree's bound is on the euclidean value; re-check in metric units
+        Xh = np.asarray(X, dtype=np.float64)
+        qtree = cKDTree(Xh)
+        # A hair beyond the radius: membership is decided below on the exact distances.
+        pairs = qtree.sparse_distance_matrix(self._tree, r_tree * (1 + 1e-9) + 1e-300, output_type="ndarray")
+        qi, rj = pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
+        d = sqdist64(Xh[qi], self._tree.data[rj])  # the exact pass's own arithmetic
+        if self.metric == "euclidean":
+            d = np.sqrt(d)
+        keep = d <= r
         qi, rj, d = qi[keep], rj[keep], d[keep]
-        n_classes = int(self.classes_.shape[0])
+        n, n_classes = X.shape[0], int(self.classes_.shape[0])
         y = np.asarray(self._y)[rj]
         if self.weights == "uniform":
             w = np.ones_like(d)
         else:
-            has_zero = np.zeros(X.shape[0], dtype=bool)
+            has_zero = np.zeros(n, dtype=bool)
             has_zero[qi[d == 0]] = True
             w = np.where(has_zero[qi], (d == 0).astype(np.float64), 1.0 / np.where(d == 0, 1.0, d))
-        counts = np.bincount(qi * n_classes + y, weights=w, minlength=X.shape[0] * n_classes)
-        return counts.reshape(X.shape[0], n_classes).astype(X.dtype, copy=False)
+        counts = np.bincount(qi * n_classes + y, weights=w, minlength=n * n_classes).reshape(n, n_classes)
+        members = np.bincount(qi, minlength=n)
+        winners = np.where(members > 0, np.argmax(counts, axis=1), -1)
+        if self.weights == "distance":  # totals that hinge on their rounding: decided exactly
+            part = np.sort(counts, axis=1)
+            hinge = (members > 0) & (part[:, -1] - part[:, -2] <= 4 * 2.0**-53 * members * part[:, -1])
+            for r_ in np.flatnonzero(hinge):
+                sel = qi == r_
+                winners[r_] = exact_winner(y[sel], d[sel], n_classes)
+        return counts.astype(X.dtype, copy=False), winners.astype(np.int64)
 
-    def _outliers(self, counts: Any, xp: Any) -> Any:
+    def _outliers(self, winners: Any, xp: Any) -> Any:
         """Boolean (n,) mask of queries without neighbours; raises when they are not allowed."""
-        outlier = ~xp.any(counts > 0, axis=1)
+        outlier = winners < 0
         if self.outlier_label_ is None and bool(xp.any(outlier)):
             rows = to_numpy(xp.nonzero(outlier)[0])
             shown = ", ".join(str(int(r)) for r in rows[:10]) + (" ..." if rows.size > 10 else "")
@@ -197,8 +213,8 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
     def predict_proba(self, X: Any) -> Any:
         """Weighted vote shares, shape (n, n_classes); outliers: 1 at ``outlier_label_``
         when it is a training class, else a row of zeros."""
-        counts, xp = self._counts(X)
-        outlier = self._outliers(counts, xp)
+        counts, winners, xp = self._votes(X)
+        outlier = self._outliers(winners, xp)
         if self.outlier_label_ is not None:
             classes = to_numpy(self.classes_)
             hit = np.flatnonzero(classes == self.outlier_label_)
@@ -210,9 +226,9 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
 
     def predict(self, X: Any) -> Any:
         """Predicted labels (n,); outliers get ``outlier_label_``."""
-        counts, xp = self._counts(X)
-        outlier = self._outliers(counts, xp)
-        pred = self._decode(xp.argmax(counts, axis=1))
+        counts, winners, xp = self._votes(X)
+        outlier = self._outliers(winners, xp)
+        pred = self._decode(xp.where(outlier, xp.zeros_like(winners), winners))
         if self.outlier_label_ is None or not bool(xp.any(outlier)):
             return pred
         if isinstance(pred, np.ndarray):

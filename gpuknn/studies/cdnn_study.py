@@ -28,16 +28,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy
+from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from ..classifiers.cdnn import centroid_displacement_predict
 from ..classifiers.centroid import class_means
-from ..classifiers.radius import radius_vote_counts
+from ..ops.radius import radius_votes
 from ..errors import InvalidInputError
 from ..metrics import f1_score
 from ..model_selection import RepeatedStratifiedKFold
-from ..neighbors import kneighbors, search
+from ..neighbors import PreparedReference, kneighbors, search
 from ..votes import votes_for_many_k
-from ..ops.distance import pairwise_distances
+
 
 __all__ = ["DATASETS", "METHODS", "PUBLISHED", "load_study_dataset", "run_cdnn_study"]
 
@@ -104,16 +104,17 @@ def _fold_predictions(Xtr, ytr, Xte, ks, n_classes, xp, timer) -> dict[str, Any]
 def _radius_predictions(Xtr, ytr, Xte, ks, n_classes, xp) -> Any:
     """RNN with radius_k = median k-th other-neighbour distance of the training points."""
     d_train = kneighbors(Xtr, Xtr, max(ks) + 1)[0]  # column 0 is the point itself
-    D = pairwise_distances(Xte, Xtr)
-    classes = xp.arange(n_classes)
-    onehot = xp.astype(ytr[:, None] == classes[None, :], D.dtype)
+    classes = xp.arange(n_classes, device=device_of(Xtr))
+    onehot = xp.astype(ytr[:, None] == classes[None, :], Xtr.dtype)
     most_frequent = xp.argmax(xp.sum(onehot, axis=0))
+    ref = PreparedReference(Xtr, metric="euclidean").reference
+    rows = max(1, (64 << 20) // max(1, Xtr.shape[0] * 80))
     preds = []
     for k in ks:
         radius = float(np.median(to_numpy(d_train[:, k])))
-        counts = radius_vote_counts(D, onehot, radius)
-        outlier = ~xp.any(counts > 0, axis=1)
-        preds.append(xp.where(outlier, most_frequent, xp.argmax(counts, axis=1)))
+        # Membership on the exact distances (gpuknn.ops.radius), as the classifier decides it.
+        _, winners = radius_votes(Xte, ref, onehot, radius, "uniform", rows_per_block=rows)
+        preds.append(xp.where(winners < 0, most_frequent, winners))
     return xp.stack(preds, axis=0)
 
 
