@@ -257,9 +257,13 @@ def _settle(labels, distances, rows, pred, ks, n_classes, refine, xp):
     lab = xp.take(labels, rows, axis=0)
     d = refine(rows) if refine is not None else xp.take(distances, rows, axis=0)
     k_idx = xp.asarray([k - 1 for k in ks], device=device_of(labels))
-    tot = _cumulative(lab, _neighbor_weights(d, "distance", xp), k_idx, n_classes, xp)
+    w = _neighbor_weights(d, "distance", xp)
+    tot = _cumulative(lab, w, k_idx, n_classes, xp)
     sub = xp.argmax(tot, axis=2)
-    close = to_numpy(_rounding_unsure(tot, sub, ks, xp))
+    close = _rounding_unsure(tot, sub, ks, xp)
+    if bool(xp.any(close)):
+        close = close & ~_sums_settle(lab, w, k_idx, n_classes, tot, sub, xp)
+    close = to_numpy(close)
     if close.any():
         sub_h = to_numpy(sub).copy()
         lab_h, d_h = to_numpy(lab), to_numpy(xp.astype(d, xp.float64))
@@ -267,6 +271,30 @@ def _settle(labels, distances, rows, pred, ks, n_classes, refine, xp):
             sub_h[r, j] = exact_winner(lab_h[r, : ks[j]], d_h[r, : ks[j]], n_classes)
         sub = xp.asarray(sub_h, device=device_of(labels))
     return replace_rows(rows, labels.shape[0], [(pred, xp.astype(sub, pred.dtype))])[0]
+
+
+def _sums_settle(lab, w, k_idx, n_classes, tot, pred, xp):
+    """Where the float64 totals' actual rounding (not its bound) settles the winner.
+
+    Each addition's rounding error is recovered exactly (TwoSum) and accumulated: where the
+    margin exceeds the two classes' accumulated errors, or the totals tie with no rounding
+    at all (equal weights such as all distances 1), the float decision is the exact one.
+    """
+    classes = xp.arange(n_classes, device=device_of(lab))
+    x = xp.astype(lab[:, :, None] == classes[None, None, :], w.dtype) * w[:, :, None]
+    S = xp.cumulative_sum(x, axis=1)
+    prev = xp.concat([xp.zeros_like(S[:, :1, :]), S[:, :-1, :]], axis=1)
+    bv = S - prev
+    e = (prev - (S - bv)) + (x - bv)
+    err = xp.take(xp.cumulative_sum(xp.abs(e), axis=1), k_idx, axis=1)
+    best, second = _margin(tot, pred, xp)
+    err_best = xp.squeeze(xp.take_along_axis(err, pred[:, :, None], axis=2), axis=2)
+    others = xp.where(classes[None, None, :] == pred[:, :, None], xp.full_like(tot, -math.inf), tot)
+    runner = xp.argmax(others, axis=2)
+    err_second = xp.squeeze(xp.take_along_axis(err, runner[:, :, None], axis=2), axis=2)
+    # Error sums are themselves float64 sums of at most k_max terms: a relative slack.
+    slack = (err_best + err_second) * (1 + 4 * _U64 * lab.shape[1])
+    return (best - second > slack) | ((best == second) & (err_best == 0) & (err_second == 0))
 
 
 def exact_winner(lab: np.ndarray, d: np.ndarray, n_classes: int) -> int:
