@@ -80,8 +80,15 @@ def kneighbors_partial(
 
     Notes
     -----
-    The same work as :func:`gpuknn.kneighbors` on the shard. Shards must not overlap (a
-    reference in two shards would be kept twice).
+    The same work as :func:`gpuknn.kneighbors` on the shard, with exact keys for every
+    returned entry. Shards must not overlap (a reference in two shards would be kept twice).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = kneighbors_partial(np.array([[0.5]]), np.array([[3.0], [0.0]]), 3, offset=10)
+    >>> p.indices, p.keys
+    (array([[11, 10, -1]]), array([[-0.25, -6.25,  -inf]]))
     """
     check_metric(metric)
     k = check_int(k, name="k", low=1)
@@ -102,7 +109,15 @@ def merge_partial(a: PartialNeighbors, b: PartialNeighbors) -> PartialNeighbors:
     """The k best of two partial results, by (key descending, index ascending).
 
     Associative and commutative: any order or tree of merges over disjoint shards gives
-    the same lists, equal to the single search's.
+    the same lists, equal to the single search's. O(n k log k).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Q, R = np.array([[0.0]]), np.array([[1.0], [2.0], [-1.0]])
+    >>> m = merge_partial(kneighbors_partial(Q, R[:2], 2), kneighbors_partial(Q, R[2:], 2, offset=2))
+    >>> m.indices
+    array([[0, 2]])
     """
     if a.metric != b.metric:
         raise InvalidInputError(f"cannot merge results of metrics {a.metric!r} and {b.metric!r}")
