@@ -5,7 +5,7 @@ import pytest
 
 from gpuknn._delegation import matmul_unit_roundoff
 from gpuknn.ops.certify import certified, gamma, key_rounding, tile_error_bound
-from gpuknn.ops.exact import exact_keys, row_stats
+from gpuknn.ops.exact import exact_keys
 from gpuknn.ops.search import Reference, prepare_queries, score_tile
 
 import array_api_compat.numpy as xp
