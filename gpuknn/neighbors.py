@@ -38,9 +38,9 @@ from ._backend import (
 )
 from ._delegation import matmul_unit_roundoff
 from .errors import InvalidInputError
-from .ops.certify import key_rounding, tile_error_bound
+from .ops.certify import tile_error_bound
 from .ops.distance import check_metric, validate_pair
-from .ops.exact import distance_interval, exact_keys, keys_to_distances
+from .ops.exact import distance_interval, exact_keys, keys_to_distances, row_kappa
 from .ops.groups import rerank_groups
 from .ops.rerank import collect_top, rerank
 from .ops.rows import replace_rows
@@ -184,7 +184,7 @@ class Neighbors(NamedTuple):
     metric : str
     dtype : the queries' dtype (that of :meth:`output_distances`)
     refine : callable(rows) -> float64 array (len(rows), k)
-        The exact distances of the given rows' neighbours.
+        The exact distances of the given rows' neighbours, ascending (rank by rank).
     """
 
     keys: Any
@@ -231,7 +231,9 @@ def search(Q: Any, R: Any, k: int, *, metric: str = "euclidean", working_memory:
     def refine(rows: Any) -> Any:
         exact = exact_keys(xp.take(Q, rows, axis=0), ref.data, xp.take(idx, rows, axis=0),
                            metric, ref.stats)
-        return keys_to_distances(exact, metric)
+        # Sorted: with labels, a one-label group may be listed in tile order, and the
+        # distance of rank j is what a vote at rank j needs.
+        return keys_to_distances(xp.sort(exact, axis=1, descending=True), metric)
 
     return Neighbors(keys, idx, err, metric, Q.dtype, refine)
 
@@ -329,7 +331,8 @@ def _search_chunk(Qc: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtyp
     scores, index = nominate(q_rows, ref, kk, plan, dtype)
     u, eta = matmul_unit_roundoff(dtype, xp)
     bound = tile_error_bound(ref.metric, q_norm, ref.ref_max, width=ref.width,
-                             n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale)
+                             n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale,
+                             q_kappa=row_kappa(q_stats, ref.shape[1]))
     euclid = ref.metric in _EUCLID
     # Tile units of a key: the key itself, or (|q - c|^2 + key) / 2 for the euclidean family.
     common = dict(bound=bound, scale=0.5 if euclid else None, shift=0.5 * q_sq if euclid else None,
@@ -358,12 +361,14 @@ def _second_pass(Qb, ref, k, plan, xp, *, kth):
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Qb, ref, f64)
     u, eta = matmul_unit_roundoff(f64, xp)
     bound = tile_error_bound(ref.metric, q_norm, ref.ref_max, width=ref.width,
-                             n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale)
+                             n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale,
+                             q_kappa=row_kappa(q_stats, ref.shape[1]))
     kth_units = kth if q_sq is None else 0.5 * kth + 0.5 * q_sq
     threshold = kth_units - bound
+    # Float64 tiles and rows take twice the bytes of the plan's float32 ones: half the rows.
+    plan = TilePlan(plan.query_chunk, max(1, plan.rows // 2), max(1, plan.cols // 2))
     keys, idx = collect_top(lambda progress: collect(q_rows, ref, threshold, plan, f64, progress),
-                            Qb, ref.data, ref.metric, ref.stats, q_stats, k, kth=kth,
-                            delta=key_rounding(ref.metric, ref.shape[1], ref.key_scale))
+                            Qb, ref.data, ref.metric, ref.stats, q_stats, k, kth=kth)
     return keys, xp.astype(idx, xp.int64)
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from gpuknn._delegation import matmul_unit_roundoff
 from gpuknn.ops.certify import certified, gamma, key_rounding, tile_error_bound
-from gpuknn.ops.exact import exact_keys
+from gpuknn.ops.exact import exact_keys, row_kappa
 from gpuknn.ops.search import Reference, prepare_queries, score_tile
 
 import array_api_compat.numpy as xp
@@ -20,6 +20,9 @@ def _data(kind, rng):
     elif kind == "rows":  # large row offsets: correlation centres each row
         R = rng.normal(size=(300, 40)) + rng.uniform(-1e3, 1e3, size=(300, 1))
         Q = rng.normal(size=(50, 40)) + 500.0
+    elif kind == "rows-huge":  # rows far from 0 against their spread: kappa ~ 1e5
+        R = (1e5 + rng.normal(size=(300, 3)))
+        Q = (1e5 + rng.normal(size=(50, 3)))
     elif kind == "cancel":  # near-orthogonal rows: scores cancel
         R = rng.normal(size=(300, 40))
         R[:, 1::2] *= 1e3
@@ -29,7 +32,7 @@ def _data(kind, rng):
     return Q, R
 
 
-@pytest.mark.parametrize("kind", ["plain", "offset", "rows", "cancel"])
+@pytest.mark.parametrize("kind", ["plain", "offset", "rows", "rows-huge", "cancel"])
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_every_tile_score_is_within_its_bound(kind, metric, dtype):
@@ -41,7 +44,8 @@ def test_every_tile_score_is_within_its_bound(kind, metric, dtype):
         S = score_tile(rows, ref.block(0, R.shape[0], tile).T).astype(np.float64)
         u, eta = matmul_unit_roundoff(tile, xp)
         e = tile_error_bound(metric, q_norm, ref.ref_max, width=ref.width, n_features=R.shape[1],
-                             u=u, eta=eta, key_scale=ref.key_scale)
+                             u=u, eta=eta, key_scale=ref.key_scale,
+                             q_kappa=row_kappa(q_stats, R.shape[1]))
         idx = np.broadcast_to(np.arange(R.shape[0]), (Q.shape[0], R.shape[0]))
         keys = exact_keys(Q, R, idx, metric, ref.stats, q_stats=q_stats)
         units = keys if q_sq is None else 0.5 * (keys + q_sq[:, None])

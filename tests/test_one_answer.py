@@ -114,16 +114,17 @@ def test_any_split_merged_in_any_order_is_the_single_search(backend, metric):
 
 
 @pytest.mark.parametrize("metric", ["correlation", "euclidean", "cosine"])
-def test_p_sweep_lists_are_the_searches_of_each_prefix(metric):
+def test_p_sweep_lists_are_the_searches_of_each_prefix(backend, metric):
     rng = np.random.default_rng(5)
     Ztr = rng.normal(size=(400, 12)).astype(np.float32)
     Ztr[200:220] = Ztr[:20]
     Zte = np.concatenate([rng.normal(size=(50, 12)), Ztr[:10]]).astype(np.float32)
     ps = [1, 2, 3, 5, 8, 12]
     for wm in (30_000, 1 << 26):
-        out = neighbors_for_p_sweep(Ztr, Zte, ps, 7, metric=metric, working_memory=wm)
+        out = neighbors_for_p_sweep(backend.asarray(Ztr), backend.asarray(Zte), ps, 7, metric=metric,
+                                    working_memory=wm)
         for p in ps:
-            np.testing.assert_array_equal(out[p][1], kneighbors(Zte[:, :p], Ztr[:, :p], 7, metric=metric)[1])
+            assert_xp(out[p][1], kneighbors(Zte[:, :p], Ztr[:, :p], 7, metric=metric)[1], backend)
 
 
 def test_weighted_votes_that_tie_exactly_go_to_the_lower_class(backend):
@@ -156,3 +157,48 @@ def test_a_point_on_the_radius_counts_on_every_backend(backend, weights):
         clf = RadiusNeighborsClassifier(5.0, weights=weights, outlier_label=-1, algorithm="kd_tree")
         assert clf.fit(X, y).predict(Q).tolist() == [1]
         assert RadiusNeighborsClassifier(4.999, outlier_label=-1).fit(X, y).predict(Q).tolist() == [-1]
+
+
+def test_constant_rows_are_at_correlation_distance_one():
+    R = np.array([[1.0, 2.0, 4.0], [1.0, 2.0, 4.1], [0.1, 0.1, 0.1], [0.3, 0.3, 0.3]])
+    Q = np.array([[1.0, 2.0, 4.0]])
+    for dtype in (np.float64, np.float32):
+        d, i = kneighbors(Q.astype(dtype), R.astype(dtype), 4, metric="correlation")
+        assert i.tolist() == [[0, 1, 2, 3]] and d[0, 2] == d[0, 3] == 1.0
+
+
+def test_rows_far_from_zero_against_their_spread(backend):
+    # Correlation centres each row on its mean: in float32, on a mean rounded to float32.
+    rng = np.random.default_rng(9)
+    R = (1e5 + rng.normal(size=(60, 3))).astype(np.float32)
+    Q = (1e5 + rng.normal(size=(6, 3))).astype(np.float32)
+    i = kneighbors(backend.asarray(Q), backend.asarray(R), 5, metric="correlation")[1]
+    assert_xp(i, np.argsort(-oracle_keys(Q, R, "correlation"), axis=1, kind="stable")[:, :5], backend)
+
+
+def test_ties_at_the_top_are_real_ties_only():
+    # One nearly constant reference must not make near-ties (1e-10 apart) count as ties at
+    # the top: the exact duplicate of the query wins, in one search and in any split.
+    q = np.array([0.0, 1.0, 3.0], dtype=np.float32)
+    near = [q + np.array([0, 0, m * 2.0**-22], dtype=np.float32) for m in range(20, 45)]
+    R = np.array([[5.0, 5.0, 5.0 + 2.0**-17]] + near + [q], dtype=np.float32)
+    Q = q[None, :]
+    assert kneighbors(Q, R, 1, metric="correlation")[1].tolist() == [[len(R) - 1]]
+    m = merge_partial(kneighbors_partial(Q, R[:1], 1, metric="correlation"),
+                      kneighbors_partial(Q, R[1:], 1, offset=1, metric="correlation"))
+    assert finalize_partial(m)[1].tolist() == [[len(R) - 1]]
+
+
+def test_sweep_weighted_votes_are_the_classifiers():
+    # Exact distances: reference 0 at 0.5 (class 1), references 2..5 at exactly 1, reference 1
+    # a hair beyond (class 0): the sweep reads labels only, yet votes on the exact distances.
+    from gpuknn.model_selection.cv import fold_k_scores
+
+    R = np.array([[0.5, -1.0], [-0.03707813, -1.9993124], [1.0, -1.0], [-1.0, -1.0], [0.0, 0.0],
+                  [0.0, -2.0]], dtype=np.float32)
+    Q = np.array([[0.0, -1.0]], dtype=np.float32)
+    y = np.array([1, 0, 0, 0, 0, 0])
+    s = fold_k_scores(R, y, Q, np.array([0]), [3], n_classes=2, metric="euclidean",
+                      weights=("distance",), scoring=("accuracy",))
+    pred = KNeighborsClassifier(n_neighbors=3, weights="distance").fit(R, y).predict(Q)
+    assert s["distance"]["accuracy"].tolist() == [1.0] and pred.tolist() == [0]

@@ -25,7 +25,6 @@ from .._backend import (
 from .._delegation import dot64, matmul_unit_roundoff
 from ..errors import InvalidInputError
 from ..neighbors import candidate_margin
-from ..ops.certify import key_rounding
 from ..ops.distance import check_metric
 from ..ops.exact import exact_keys, keys_to_distances, row_stats
 from ..ops.gram import gram_accumulate, prefix_bound, prefix_reference, prefix_stats, score_from_gram
@@ -317,8 +316,7 @@ def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds, labels=None):
     batches = sweep.collect(j, xp.take(Zq, bad, axis=0), xp.take(q_sum, bad), _rows_of(bounds, bad, xp),
                             xp.take(res.threshold, bad))
     kb, ib = collect_top(batches, xp.take(Zp, bad, axis=0), Zr, metric, ref.stats,
-                         qb_stats, k, kth=kth,
-                         delta=key_rounding(metric, p, max(1.0, ref.kappa)))
+                         qb_stats, k, kth=kth)
     keys, index, err = replace_rows(bad, res.ok.shape[0], [
         (res.keys, kb), (res.index, xp.astype(ib, xp.int64)), (res.err, xp.zeros_like(kth))])
     return keys, index, err, _unsettled(kth, metric, xp)
@@ -342,14 +340,14 @@ def _rows_of(bounds, rows, xp):
 
 def prefix_refine(Z_test: Any, Z_train: Any, p: int, index: Any, metric: str, stats: Any):
     """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists at size p:
-    the exact float64 distances of the given test rows' neighbours in ``Z[:, :p]``
+    the exact float64 distances of the given test rows' neighbours in ``Z[:, :p]``, ascending
     (``stats``: the :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]``)."""
 
     def refine(rows: Any) -> Any:
         xp = array_namespace(index)
         keys = exact_keys(xp.take(Z_test, rows, axis=0), Z_train, xp.take(index, rows, axis=0),
                           metric, stats, n_cols=p)
-        return keys_to_distances(keys, metric)
+        return keys_to_distances(xp.sort(keys, axis=1, descending=True), metric)  # rank by rank
 
     return refine
 

@@ -54,7 +54,7 @@ def gamma(n: int, u: float) -> float:
 
 def tile_error_bound(
     metric: str, q_norm: Any, ref_max: float, *, width: int, n_features: int,
-    u: float, eta: float, key_scale: float = 1.0,
+    u: float, eta: float, key_scale: float = 1.0, q_kappa: Any = None,
 ) -> Any:
     """``e_q`` (float64, (m,)) for queries whose prepared-row norms are ``q_norm``.
 
@@ -74,8 +74,11 @@ def tile_error_bound(
     u, eta : float
         Unit roundoff and half the smallest subnormal of the tile GEMM.
     key_scale : float
-        Largest ``|r| / |r - mean(r)|`` over the references (correlation; else 1): the
-        float64 error of the correlation key scales with it.
+        Largest ``kappa_r = |r| / |r - mean(r)|`` over the references (correlation; else 1):
+        the float64 error of the correlation key scales with it, and so does the error of
+        rows centred in float32 on their mean rounded to float32.
+    q_kappa : float64 array (m,), optional
+        ``kappa_q`` of the queries (correlation).
 
     Returns
     -------
@@ -96,6 +99,12 @@ def tile_error_bound(
         return g * (q_norm * B + B * B / 2) + aug + g64 * (q_norm + B) ** 2 + tiny
     tiny = 2 * eta * (math.sqrt(width) * (q_norm + B) + 2 * width)
     e = g * q_norm * B + g64 * key_scale * q_norm * B + tiny
+    if metric == "correlation" and q_kappa is not None:
+        # Centring on a mean rounded to the tile dtype shifts a row by s = (m - fl(m)) / |x~|,
+        # |s| sqrt(d) <= u kappa: the rows' norms grow by that much and, since centred rows
+        # sum to 0, the product gains only the second-order u^2 (kappa_q kappa_r + ...).
+        kq, kr = u * q_kappa, u * key_scale
+        e = e + g * q_norm * B * ((1 + kq) * (1 + kr) - 1) + 1.01 * (kq * kr + 4 * u * (kq + kr))
     # Zero rows give tile scores and keys of exactly 0: no error at all.
     return xp.where((q_norm > 0) & (B > 0), e, xp.zeros_like(e))
 

@@ -39,6 +39,9 @@ _U64 = 2.0**-53
 # 4 gamma_{d+2} per unit of |x| / |x - mean(x)|: the float64 error of a cosine/correlation key
 # (d is at most ~10^7 features here: d u stays far below 1), as a multiple of d + 2.
 _SNAP_PER_FEATURE = 4 * _U64 * 1.01
+# Keys are snapped to 1 from at most this far below: a nearly constant row (a huge
+# |x| / |x - mean|) must not make every key of its pairs a tie at the top.
+_SNAP_MAX = 2.0**-30
 # Gathered candidate rows are processed in row blocks of about this many bytes (large enough
 # that the per-block overhead stays small beside the gather and the dot products).
 EXACT_BLOCK_BYTES = 16 << 20
@@ -64,6 +67,9 @@ def row_stats(X: Any, metric: str) -> RowStats:
     :func:`~gpuknn._delegation.sqdist64`), so references and queries, shards and prefixes
     of columns all get the same numbers for the same row.
 
+    Constant rows (zero once centred) get ``inv_norm`` 0 for correlation, as zero rows do
+    for cosine: their keys are 0, their distances 1.
+
     Complexity: O(n d) float64 work, without a float64 copy of X on NumPy.
 
     Examples
@@ -76,7 +82,10 @@ def row_stats(X: Any, metric: str) -> RowStats:
     if metric == "correlation":
         ones = xp.ones((X.shape[1],), dtype=X.dtype, device=device_of(X))
         mean = dot64(X, ones) / X.shape[1]
-        return RowStats(mean, _inverse(xp.sqrt(sqdist64(X, mean[:, None])), xp), None)
+        inv = _inverse(xp.sqrt(sqdist64(X, mean[:, None])), xp)
+        # A constant row is zero once centred, whatever its rounded mean says.
+        constant = xp.max(X, axis=1) == xp.min(X, axis=1)
+        return RowStats(mean, xp.where(constant, xp.zeros_like(inv), inv), None)
     if metric in ("cosine", "inner"):
         norm = xp.sqrt(dot64(X, X))
         return RowStats(None, _inverse(norm, xp) if metric == "cosine" else None, norm)
@@ -165,12 +174,20 @@ def exact_keys(
             q_mean = None if q_stats.mean is None else q_stats.mean[r0:r1, None]
             kappa = (_kappa(q_mean, q_stats.inv_norm[r0:r1, None], d, xp)
                      + _kappa(r_mean, _take(ref_stats.inv_norm, idx, xp), d, xp))
-            top = 1.0 - 8 * _U64 - _SNAP_PER_FEATURE * (d + 2) * kappa
+            top = 1.0 - 8 * _U64 - xp.clip(_SNAP_PER_FEATURE * (d + 2) * kappa, max=_SNAP_MAX)
             dots = xp.where(dots >= top, xp.ones_like(dots), dots)
         out.append(dots)
     if not out:
         return xp.zeros((0, c), dtype=xp.float64, device=device_of(index))
     return out[0] if len(out) == 1 else xp.concat(out, axis=0)
+
+
+def row_kappa(stats: RowStats, d: int) -> Any:
+    """``kappa = |x| / |x - mean(x)|`` of each row (correlation statistics), 0 for rows that
+    are zero once centred; None for other metrics."""
+    if stats.mean is None:
+        return None
+    return _kappa(stats.mean, stats.inv_norm, d, array_namespace(stats.inv_norm))
 
 
 def _kappa(mean: Any, inv: Any, d: int, xp: Any) -> Any:

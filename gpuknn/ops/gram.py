@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from .._backend import array_namespace, is_numpy_namespace
+from .._backend import array_namespace, device_of, is_numpy_namespace
 from .._delegation import dot64
 from .certify import U64, gamma
 from .exact import RowStats, row_stats
@@ -49,8 +49,8 @@ def prefix_stats(Z: Any, ps: list[int]) -> tuple[list[Any], list[Any]]:
     """Row sums and squared norms of ``Z[:, :p]`` for every p in ``ps`` (ascending)."""
     xp = array_namespace(Z)
     sums, norms = [], []
-    s = xp.zeros(Z.shape[0], dtype=Z.dtype)
-    n2 = xp.zeros(Z.shape[0], dtype=Z.dtype)
+    s = xp.zeros(Z.shape[0], dtype=Z.dtype, device=device_of(Z))
+    n2 = xp.zeros(Z.shape[0], dtype=Z.dtype, device=device_of(Z))
     prev = 0
     for p in ps:
         block = Z[:, prev:p]
@@ -188,4 +188,6 @@ def prefix_bound(metric: str, p: int, q_stats: RowStats, q_norm: Any, ref: Prefi
         bound = g64 * kappa * q_norm + tiny + 4 * u * (scale + lift * kappa)
     else:
         bound = factor * q_norm * kappa + g64 * kappa * q_norm + tiny
+    # Rows whose tile scores are exactly 0 (a zero query) have no error at all.
+    bound = xp.where(q_norm > 0, bound, xp.zeros_like(bound))
     return (bound if kappa > 0 else xp.zeros_like(bound)), scale, None, lift

@@ -38,9 +38,13 @@ def rerank_groups(
     """Exact order of each row's top k, exact keys only for near-tie groups.
 
     Same parameters as :func:`gpuknn.ops.rerank.rerank`, and ``labels`` (int array of one
-    label per reference, optional): for callers that only read the neighbours' labels
-    and certified distance intervals (the sweeps' votes), a group whose members all share
-    one label keeps its tile order -- any order of it gives the same votes for every k. Returns a
+    label per reference, optional): for callers that only read the neighbours' labels and
+    their distances through certified intervals (the sweeps' votes), a group before the
+    k-th place whose members all share one label keeps its tile order. The set of the top k
+    stays exact, the label at every position is the exact one (a group's members share it),
+    and each position's distance is within ``err`` of the exact distance of that rank (the
+    ranks' order statistics move by at most the keys' errors); ``refine`` callers sort the
+    exact distances of a row to get those ranks back. Returns a
     :class:`~gpuknn.ops.rerank.Reranked` whose ``keys`` are exact for the group members
     and tile-derived (within ``err``, key units) for the others; rows that are not
     certified come from :func:`~gpuknn.ops.rerank.rerank` (exact keys, a threshold for the
@@ -76,7 +80,9 @@ def rerank_groups(
         # Also exact: the first k whose distance the tile gets to worse than 1 % (near duplicates).
         coarse = _coarse(key_t, err, metric, k, xp)
     else:
-        multi = multi & _mixed_groups(labels, index, linked, gid, xp)
+        # The k-th place's group is always decided (the top-k set is exact); the others
+        # only where their labels differ.
+        multi = multi & (_mixed_groups(labels, index, linked, gid, xp) | (gid == gk[:, None]))
         coarse = xp.zeros_like(multi)
     flag = (multi & (gid <= gk[:, None]) | coarse) & ~exact_row[:, None] & ok[:, None]
     keys = xp.reshape(key_t, (-1,))

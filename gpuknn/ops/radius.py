@@ -16,7 +16,7 @@ from typing import Any
 from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import matmul_unit_roundoff
 from .certify import tile_error_bound
-from .exact import exact_keys, keys_to_distances
+from .exact import exact_keys, keys_to_distances, row_kappa
 from .rerank import take_stats
 from .search import Reference, prepare_queries, score_tile
 
@@ -81,7 +81,8 @@ def _block(Xb, ref, onehot, radius, weights, xp):
     S = xp.astype(score_tile(q_rows, ref.block(0, ref.shape[0], dtype).T), xp.float64)
     u, eta = matmul_unit_roundoff(dtype, xp)
     e = tile_error_bound(metric, q_norm, ref.ref_max, width=ref.width, n_features=ref.shape[1],
-                         u=u, eta=eta, key_scale=ref.key_scale)[:, None]
+                         u=u, eta=eta, key_scale=ref.key_scale,
+                         q_kappa=row_kappa(q_stats, ref.shape[1]))[:, None]
     euclid = metric in _EUCLID
 
     def units(key):  # a key in tile units, (m, 1)

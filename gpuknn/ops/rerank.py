@@ -171,7 +171,7 @@ class Progress:
 
 def collect_top(
     make_batches: Any, Q: Any, R: Any, metric: str, ref_stats: RowStats, q_stats: RowStats, k: int,
-    *, kth: Any, delta: float = 0.0, n_cols: int | None = None,
+    *, kth: Any, n_cols: int | None = None,
 ) -> tuple[Any, Any]:
     """Exact top k (keys, indices; (m, k)) of rows from their collected candidate pairs.
 
@@ -180,19 +180,19 @@ def collect_top(
     batches; together they hold every reference that can be in a row's top k. ``kth``
     (m,) is each row's k-th best exact key among its first candidates (all collected).
 
-    A row whose ``kth`` is already within ``delta`` (the keys' float64 rounding) of the
-    largest key the metric allows (:data:`KEY_MAX`) has at least k candidates tied at the
-    top up to rounding: its first k such candidates in column order are its answer (any
-    later one can beat them by rounding only), so it stops collecting there. That keeps
-    massive ties (duplicates of the query; correlation of 2 features, where every key is
-    +-1) from costing an exact key for every tied reference.
+    A row whose ``kth`` is the largest key the metric allows (:data:`KEY_MAX`; keys within
+    their own float64 rounding of it are snapped to it, :func:`gpuknn.ops.exact.exact_keys`)
+    has at least k candidates tied at the top: its first k such candidates in column order
+    are its answer (every later one has a higher index and cannot beat them), so it stops
+    collecting there. That keeps massive ties (duplicates of the query; correlation of 2
+    features, where every key is +-1) from costing an exact key for every tied reference.
     """
     xp = array_namespace(kth)
     m = kth.shape[0]
     dev = device_of(kth)
     arange_m = xp.arange(m, device=dev)
     top = KEY_MAX.get(metric)
-    maxed = None if top is None else kth >= top - delta  # keys at the top are snapped to it
+    maxed = None if top is None else kth >= top
     if maxed is not None and not bool(xp.any(maxed)):
         maxed = None
     found = xp.zeros((m,), dtype=xp.int64, device=dev)
@@ -239,7 +239,7 @@ def collect_top(
                 break
             pr, pc = xp.take(mr, pick), xp.take(mc, pick)
             kv = keys_of(pr, pc)
-            good = xp.nonzero(kv >= top - delta)[0]
+            good = xp.nonzero(kv >= top)[0]
             pr, pc, kv = xp.take(pr, good), xp.take(pc, good), xp.take(kv, good)
             run = merge(run, pr, pc, kv)
             found = found + (xp.searchsorted(pr, arange_m, side="right") - xp.searchsorted(pr, arange_m))

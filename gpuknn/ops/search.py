@@ -106,7 +106,8 @@ def _prepare(X: Any, metric: str, role: str, stats: RowStats, centre: Any, dtype
     Rows are computed in the more precise of X's dtype and ``dtype`` (float32 input with
     float32 tiles: float32 arithmetic from the float64 statistics rounded once; otherwise
     float64, then rounded once); each element is within ``4u`` of its exact value (u of
-    ``dtype``) either way. Returns
+    ``dtype``), except that a float32 row centred on its mean rounded to float32 is shifted
+    by up to ``u |mean|`` (:func:`gpuknn.ops.certify.tile_error_bound` counts it). Returns
     ``(rows, norm)``: rows (n, d), or (n, d + 1) for the euclidean family
     (``[x - c, 1]`` for queries, ``[x - c, -|x - c|^2 / 2]`` for references); ``norm``
     float64 (n,) -- cosine/correlation: 1, or 0 for a zero row; euclidean: ``|x - c|``;
