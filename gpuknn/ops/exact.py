@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 from .._backend import array_namespace, device_of
 from .._delegation import dot64, sqdist64, take_rows
+from .rows import replace_rows
 
 __all__ = ["RowStats", "row_stats", "exact_keys", "keys_to_distances", "distance_interval", "EXACT_BLOCK_BYTES"]
 
@@ -80,12 +81,22 @@ def row_stats(X: Any, metric: str) -> RowStats:
     """
     xp = array_namespace(X)
     if metric == "correlation":
-        ones = xp.ones((X.shape[1],), dtype=X.dtype, device=device_of(X))
-        mean = dot64(X, ones) / X.shape[1]
-        inv = _inverse(xp.sqrt(sqdist64(X, mean[:, None])), xp)
-        # A constant row is zero once centred, whatever its rounded mean says.
-        constant = xp.max(X, axis=1) == xp.min(X, axis=1)
-        return RowStats(mean, xp.where(constant, xp.zeros_like(inv), inv), None)
+        d = X.shape[1]
+        ones = xp.ones((d,), dtype=X.dtype, device=device_of(X))
+        mean = dot64(X, ones) / d
+        sq = dot64(X, X)
+        # |x - m|^2 = |x|^2 - d m^2, accurate to float64 rounding where it keeps at least a
+        # quarter of |x|^2; rows far from 0 against their spread take the two-pass sum.
+        c2 = sq - d * mean * mean
+        far = c2 < 0.25 * sq
+        if bool(xp.any(far)):
+            rows = xp.nonzero(far)[0]
+            Xf = xp.take(X, rows, axis=0)
+            two = sqdist64(Xf, xp.take(mean, rows)[:, None])
+            # A constant row is zero once centred, whatever its rounded mean says.
+            two = xp.where(xp.max(Xf, axis=1) == xp.min(Xf, axis=1), xp.zeros_like(two), two)
+            c2 = replace_rows(rows, X.shape[0], [(c2, two)])[0]
+        return RowStats(mean, _inverse(xp.sqrt(xp.clip(c2, min=0.0)), xp), None)
     if metric in ("cosine", "inner"):
         norm = xp.sqrt(dot64(X, X))
         return RowStats(None, _inverse(norm, xp) if metric == "cosine" else None, norm)
