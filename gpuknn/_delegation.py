@@ -22,7 +22,7 @@ from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_nam
 
 from ._backend import array_namespace
 
-__all__ = ["dot64", "sqdist64", "matmul_unit_roundoff", "take_rows"]
+__all__ = ["dot64", "sqdist64", "matmul_unit_roundoff", "take_rows", "kth_largest", "order_rows", "bincount"]
 
 
 def dot64(a: Any, b: Any) -> Any:
@@ -132,3 +132,93 @@ def matmul_unit_roundoff(dtype: Any, xp: Any) -> tuple[float, float]:
         elif precision == "high" or torch.backends.cuda.matmul.allow_tf32:
             u = 2.0**-11
     return u, 2.0**-150
+
+
+def kth_largest(S: Any, k: int) -> Any:
+    """Exact k-th largest value of each row of ``S`` (rows,).
+
+    NumPy/CuPy: ``partition``; torch: ``topk``; a namespace with ``top_k``: that; generic:
+    a full ``sort``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> kth_largest(np.array([[3.0, 1.0, 2.0]]), 2)
+    array([2.])
+    """
+    xp = array_namespace(S)
+    m = S.shape[1]
+    if is_numpy_namespace(xp):
+        import numpy  # noqa: PLC0415
+
+        return numpy.partition(S, m - k, axis=1)[:, m - k]
+    if is_cupy_namespace(xp):
+        import cupy  # noqa: PLC0415 - only reached with CuPy arrays in hand
+
+        return cupy.partition(S, m - k, axis=1)[:, m - k]
+    if is_torch_namespace(xp):
+        import torch  # noqa: PLC0415
+
+        return torch.topk(S, k, dim=1, largest=True, sorted=True).values[:, k - 1]
+    top_k = getattr(xp, "top_k", None)
+    if top_k is not None:
+        return xp.min(top_k(S, k, axis=1, mode="largest")[0], axis=1)
+    return xp.sort(S, axis=1)[:, m - k]
+
+
+def order_rows(rows: Any, values: Any, ties: Any = None) -> Any:
+    """Permutation of flat items by (``rows`` ascending, ``values`` descending, ``ties``
+    ascending); without ``ties``, equal items keep their order (stable).
+
+    NumPy: one ``lexsort``; generic: stable ``argsort``s, last key first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> order_rows(np.array([1, 0, 0]), np.array([5.0, 1.0, 2.0]), np.array([0, 7, 3]))
+    array([2, 1, 0])
+    """
+    xp = array_namespace(rows, values)
+    if is_numpy_namespace(xp):
+        import numpy  # noqa: PLC0415
+
+        keys = (-values, rows) if ties is None else (ties, -values, rows)
+        return numpy.lexsort(keys)  # stable; the last key is the primary one
+    o = xp.argsort(-values, stable=True) if ties is None else None
+    if ties is not None:
+        o = xp.argsort(ties, stable=True)
+        o = xp.take(o, xp.argsort(-xp.take(values, o), stable=True))
+    return xp.take(o, xp.argsort(xp.take(rows, o), stable=True))
+
+
+def bincount(codes: Any, n_bins: int, *, chunk: int = 1 << 16) -> Any:
+    """int64 counts of ``0 .. n_bins - 1`` in the int array ``codes`` (negatives ignored).
+
+    NumPy/CuPy: ``bincount``; generic: one-hot rows summed in chunks of ``chunk`` items
+    (memory O(chunk)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bincount(np.array([0, 2, 2, -1]), 3)
+    array([1, 0, 2])
+    """
+    xp = array_namespace(codes)
+    keep = codes >= 0
+    if is_numpy_namespace(xp) or is_cupy_namespace(xp):
+        if is_numpy_namespace(xp):
+            import numpy as mod  # noqa: PLC0415
+        else:
+            import cupy as mod  # noqa: PLC0415 - only reached with CuPy arrays in hand
+        return xp.astype(mod.bincount(codes[keep], minlength=n_bins)[:n_bins], xp.int64)
+    from array_api_compat import device  # noqa: PLC0415
+
+    dev = device(codes)
+    bins = xp.arange(n_bins, dtype=xp.int64, device=dev)[None, :]
+    total = xp.zeros(n_bins, dtype=xp.int64, device=dev)
+    n = int(codes.shape[0])
+    step = max(1, chunk // max(1, n_bins))
+    for s in range(0, n, step):
+        c = codes[s : min(s + step, n)]
+        total = total + xp.sum(xp.astype(c[:, None] == bins, xp.int64), axis=0)
+    return total

@@ -58,3 +58,16 @@ def test_matmul_unit_roundoff(backend, monkeypatch):
             assert matmul_unit_roundoff(xp.float32, xp)[0] == 2.0**-8
         finally:
             torch.set_float32_matmul_precision(old)
+
+
+def test_kth_largest_order_rows_and_bincount(backend):
+    from gpuknn._delegation import bincount, kth_largest, order_rows
+
+    S = np.array([[3.0, 1.0, 2.0, 2.0], [0.0, -1.0, 5.0, 4.0]])
+    assert_xp(kth_largest(backend.asarray(S), 2), np.array([2.0, 4.0]), backend)
+    rows, vals = np.array([1, 0, 0, 1, 0]), np.array([5.0, 1.0, 2.0, 5.0, 2.0])
+    assert_xp(order_rows(backend.asarray(rows), backend.asarray(vals)), np.array([2, 4, 1, 0, 3]), backend)
+    ties = np.array([0, 0, 9, 0, 3])
+    assert_xp(order_rows(backend.asarray(rows), backend.asarray(vals), backend.asarray(ties)),
+              np.array([4, 2, 1, 0, 3]), backend)
+    assert_xp(bincount(backend.asarray(np.array([0, 2, 2, -1, 2])), 3), np.array([1, 0, 3]), backend)

@@ -94,8 +94,8 @@ def test_uneven_candidate_counts_use_the_global_sort(xp, to_xp, monkeypatch):
     # One row lets every column through, the others a handful: the padded per-row block
     # would be mostly padding, so the (row, value) sort path is taken. Same answer.
     calls = []
-    real = topk._order_by_row_value_index
-    monkeypatch.setattr(topk, "_order_by_row_value_index", lambda *a: calls.append(1) or real(*a))
+    real = topk.order_rows
+    monkeypatch.setattr(topk, "order_rows", lambda *a: calls.append(1) or real(*a))
     rng = np.random.default_rng(5)
     S = rng.integers(0, 50, size=(40, 400)).astype(np.float64)  # narrow: no sample tightening
     t = np.sort(S, axis=1)[:, -4]

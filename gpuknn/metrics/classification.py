@@ -20,7 +20,8 @@ import numpy as np
 
 import array_api_compat.numpy as _npx
 
-from .._backend import array_namespace, from_numpy, is_cupy_namespace, is_numpy_namespace, to_numpy
+from .._backend import array_namespace, from_numpy, to_numpy
+from .._delegation import bincount
 from .._backend import device_of as _device
 from ..errors import InvalidInputError
 
@@ -128,33 +129,11 @@ def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = ()) -> tuple[
     return xp, lab, codes
 
 
-def _bincount(codes: Any, n_bins: int, xp: Any, *, chunk: int = 1 << 16) -> Any:
-    """Counts of ``0..n_bins-1`` in ``codes`` (negative codes ignored) as int64.
-
-    NumPy/CuPy use ``bincount``; other namespaces sum one-hot rows in chunks of ``chunk``
-    samples, so memory stays O(chunk * n_bins).
-    """
-    keep = codes >= 0
-    if is_numpy_namespace(xp) or is_cupy_namespace(xp):
-        mod = np if is_numpy_namespace(xp) else __import__("cupy")
-        c = codes[keep]
-        return xp.astype(mod.bincount(c, minlength=n_bins)[:n_bins], xp.int64)
-    dev = _device(codes)
-    bins = xp.arange(n_bins, dtype=xp.int64, device=dev)[None, :]
-    total = xp.zeros(n_bins, dtype=xp.int64, device=dev)
-    n = int(codes.shape[0])
-    step = max(1, chunk // max(1, n_bins))
-    for s in range(0, n, step):
-        c = codes[s : min(s + step, n)]
-        total = total + xp.sum(xp.astype(c[:, None] == bins, xp.int64), axis=0)
-    return total
-
-
 def _counts2d(a: Any, b: Any, n_a: int, n_b: int, xp: Any) -> Any:
     """(n_a, n_b) int64 table of co-occurrences of codes ``a`` and ``b`` (``-1`` ignored)."""
     valid = (a >= 0) & (b >= 0)
     flat = xp.where(valid, a * n_b + b, xp.full_like(a, -1))
-    return xp.reshape(_bincount(flat, n_a * n_b, xp), (n_a, n_b))
+    return xp.reshape(bincount(flat, n_a * n_b), (n_a, n_b))
 
 
 def _divide(num: Any, den: Any, zero_division: Any, xp: Any, what: str) -> Any:
@@ -261,9 +240,9 @@ def _per_class_counts(y_true: Any, y_pred: Any, labels: Any) -> tuple[Any, Any, 
     _check_lengths(t, p)
     C = int(classes.shape[0])
     hit = xp.where(t == p, t, xp.full_like(t, -1))
-    tp = xp.astype(_bincount(hit, C, xp), xp.float64)
-    n_pred = xp.astype(_bincount(p, C, xp), xp.float64)
-    n_true = xp.astype(_bincount(t, C, xp), xp.float64)
+    tp = xp.astype(bincount(hit, C), xp.float64)
+    n_pred = xp.astype(bincount(p, C), xp.float64)
+    n_true = xp.astype(bincount(t, C), xp.float64)
     return xp, classes, tp, n_pred, n_true
 
 

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from .._backend import array_namespace, device_of
 from .certify import certified
 from .exact import RowStats, exact_keys
+from .._delegation import order_rows
 from .rows import replace_rows
 from .topk import merge_topk
 
@@ -145,9 +146,7 @@ def top_pairs(
     ``(None, keys (n_rows, k), cols (n_rows, k))``.
     """
     xp = array_namespace(keys, cols)
-    o = xp.argsort(cols, stable=True)
-    o = xp.take(o, xp.argsort(-xp.take(keys, o), stable=True))
-    o = xp.take(o, xp.argsort(xp.take(rows, o), stable=True))
+    o = order_rows(rows, keys, cols)
     rows, keys, cols = xp.take(rows, o), xp.take(keys, o), xp.take(cols, o)
     dev = device_of(rows)
     starts = xp.searchsorted(rows, xp.arange(n_rows, dtype=rows.dtype, device=dev))

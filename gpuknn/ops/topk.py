@@ -9,8 +9,8 @@ Algorithm (a threshold filter, generic over the array API):
 1. A lower bound ``t`` on each row's k-th largest score is taken from a sample of the
    row's columns, a few contiguous chunks spread over the row (the k-th largest of a subset
    can only be smaller). Computing it is the only backend-specific step
-   (:func:`kth_largest`): NumPy/CuPy ``partition``, ``torch.topk``, a native ``top_k`` when
-   the namespace has one, else a generic ``sort``.
+   (:func:`gpuknn._delegation.kth_largest`): NumPy/CuPy ``partition``, ``torch.topk``, a
+   native ``top_k`` when the namespace has one, else a generic ``sort``.
 2. ``S >= t`` keeps every true top-k element plus a few extras (≈ k·m/sample per row); the
    candidates are compacted with one flat ``nonzero`` (row starts by ``searchsorted``).
 3. Each row's candidates are gathered into a block padded with -inf and sorted row by row
@@ -31,7 +31,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._backend import array_namespace, device_of, is_cupy_namespace, is_numpy_namespace, is_torch_namespace
+from .._backend import array_namespace, device_of
+from .._delegation import kth_largest, order_rows
 
 __all__ = ["topk_largest", "kth_largest", "merge_topk", "update_topk"]
 
@@ -39,35 +40,6 @@ _SAMPLE_MIN = 256  # sample columns used for the threshold, at least
 # Sample width m balances the sample's partition (~m per row) against the candidates it lets
 # through (~k·n_cols/m per row, each costing ~10x more to order): m ≈ sqrt(12·k·n_cols).
 _SAMPLE_BALANCE = 12.0
-
-
-def kth_largest(S: Any, k: int) -> Any:
-    """Exact k-th largest value of each row of ``S`` (rows,), via the backend's fast path."""
-    xp = array_namespace(S)
-    m = S.shape[1]
-    if is_numpy_namespace(xp) or is_cupy_namespace(xp):
-        native = _native(S)
-        return native.partition(S, m - k, axis=1)[:, m - k]
-    if is_torch_namespace(xp):
-        import torch  # noqa: PLC0415
-
-        return torch.topk(S, k, dim=1, largest=True, sorted=True).values[:, k - 1]
-    top_k = getattr(xp, "top_k", None)
-    if top_k is not None:
-        values = top_k(S, k, axis=1, mode="largest")[0]
-        return xp.min(values, axis=1)
-    return xp.sort(S, axis=1)[:, m - k]
-
-
-def _native(S: Any) -> Any:
-    """The real numpy/cupy module for ``S`` (the compat wrappers lack ``partition``)."""
-    if type(S).__module__.startswith("cupy"):
-        import cupy  # noqa: PLC0415
-
-        return cupy
-    import numpy  # noqa: PLC0415
-
-    return numpy
 
 
 def topk_largest(S: Any, k: int, *, threshold: Any = None) -> tuple[Any, Any]:
@@ -155,7 +127,8 @@ def _best_per_row(vals: Any, flat: Any, m: int, starts: Any, total: int, k: int,
         order = xp.argsort(-xp.reshape(block, (rows, widest)), axis=1, stable=True)[:, :k]
         return xp.reshape(xp.take_along_axis(pos, order, axis=1), (-1,))
     r_idx = flat // m
-    order = _order_by_row_value_index(r_idx, vals, xp)
+    # Candidates arrive in row-major order, so a stable order keeps equal values by column.
+    order = order_rows(r_idx, vals)
     rank = xp.arange(total, device=dev, dtype=starts.dtype) - xp.take(starts, xp.take(r_idx, order))
     return xp.take(order, xp.nonzero(rank < k)[0])
 
@@ -214,22 +187,6 @@ def _column_sample(S: Any, size: int, xp: Any) -> Any:
     width = -(-size // _SAMPLE_CHUNKS)
     offsets = [(j * m) // _SAMPLE_CHUNKS for j in range(_SAMPLE_CHUNKS)]
     return xp.concat([S[:, o : min(o + width, m)] for o in offsets], axis=1)
-
-
-def _order_by_row_value_index(r_idx: Any, vals: Any, xp: Any) -> Any:
-    """Permutation ordering candidates by (row asc, value desc, original position asc).
-
-    The candidates arrive in row-major order (row, then column ascending), so a stable sort
-    by value then a stable sort by row leaves equal values in column order.
-    """
-    if is_numpy_namespace(xp):
-        import numpy  # noqa: PLC0415 - numpy fast path (cupy.lexsort wants one stacked array)
-
-        # lexsort is stable; the last key is the primary one.
-        return numpy.lexsort((-vals, r_idx))
-    o1 = xp.argsort(-vals, stable=True)
-    o2 = xp.argsort(xp.take(r_idx, o1), stable=True)
-    return xp.take(o1, o2)
 
 
 def merge_topk(values: Any, index: Any, k: int) -> tuple[Any, Any]:
