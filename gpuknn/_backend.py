@@ -38,6 +38,9 @@ __all__ = [
     "preferred_tile_bytes",
     "is_out_of_memory",
     "check_int",
+    "check_namespace",
+    "namespace_name",
+    "convert_hint",
 ]
 
 _CPU_WORKING_MEMORY = 256 << 20
@@ -56,7 +59,60 @@ def array_namespace(*arrays: Any) -> Any:
     arrs = [a for a in arrays if a is not None and not isinstance(a, (int, float, bool, str, list, tuple))]
     if not arrs:
         return compat_numpy
-    return array_api_compat.array_namespace(*arrs)
+    try:
+        xp = array_api_compat.array_namespace(*arrs)
+    except TypeError:
+        names = sorted({namespace_name(array_api_compat.array_namespace(a)) for a in arrs})
+        raise InvalidInputError(
+            f"arrays of different namespaces given together: {', '.join(names)}; convert them "
+            f"to one first (e.g. {convert_hint(array_api_compat.array_namespace(arrs[0]))})"
+        ) from None
+    if len(arrs) > 1:
+        first = device_of(arrs[0])
+        for a in arrs[1:]:
+            if device_of(a) != first:
+                raise InvalidInputError(
+                    f"arrays on different devices given together: {first} and {device_of(a)}; "
+                    f"move them to one device first (e.g. {convert_hint(xp, first)})"
+                )
+    return xp
+
+
+def namespace_name(xp: Any) -> str:
+    """Short name of a namespace for messages: ``numpy``, ``cupy``, ``torch``, ``array_api_strict``."""
+    return xp.__name__.removeprefix("array_api_compat.")
+
+
+def convert_hint(xp: Any, device: Any = None) -> str:
+    """How a user moves an array ``x`` into namespace ``xp`` (on ``device``), for messages."""
+    name = namespace_name(xp)
+    if name == "numpy":
+        return "numpy.asarray(x), or x.get() for CuPy, x.cpu().numpy() for torch"
+    if name == "torch":
+        return f"torch.asarray(x, device={str(device or 'cpu')!r})"
+    where = "" if device is None else f", device={device!r}"
+    return f"{name}.asarray(x{where})"
+
+
+def check_namespace(X: Any, xp: Any, *, name: str, device: Any = None) -> None:
+    """Raise :class:`InvalidInputError` unless array ``X`` is of ``xp`` (and on ``device``).
+
+    Estimators call it with the namespace and device of their fitted data: a model fitted on
+    NumPy asked about a CuPy array (or the other way round) says so, and how to convert,
+    instead of failing deep inside with the array library's own message.
+    """
+    have = array_namespace(X)
+    if have is not xp:
+        raise InvalidInputError(
+            f"expected {name} as an array of {namespace_name(xp)} (the namespace of the fitted "
+            f"data or of the other inputs), got one of {namespace_name(have)}; convert it "
+            f"first: {convert_hint(xp, device)}"
+        )
+    if device is not None and device_of(X) != device:
+        raise InvalidInputError(
+            f"{name} is on device {device_of(X)}, but the fitted data or the other inputs are on "
+            f"{device}; move it first: {convert_hint(xp, device)}"
+        )
 
 
 def device_of(x: Any) -> Any:
@@ -156,14 +212,21 @@ def validate_matrix(
     ndim: int = 2,
     allow_empty: bool = False,
     check_finite: bool = True,
+    device: Any = None,
 ) -> Any:
-    """Check a data matrix and return it as a floating array of ``xp``.
+    """Check a data matrix and return it as a floating array of ``xp`` (on ``device``).
+
+    Host input (lists, tuples) is put into ``xp`` on ``device``; an array of another
+    namespace or on another device is refused (:func:`check_namespace`).
 
     Raises :class:`InvalidInputError` (no partial result) for a wrong ndim, an empty array,
-    a non-numeric dtype or non-finite values; the message names the offending rows.
+    a non-numeric dtype, non-finite values, or a namespace or device other than ``xp`` and
+    ``device``; the message names the offending rows.
     """
     if isinstance(X, (list, tuple)) or not hasattr(X, "shape"):
-        X = from_numpy(np.asarray(X), xp)
+        X = from_numpy(np.asarray(X), xp, device=device)
+    else:
+        check_namespace(X, xp, name=name, device=device)
     if X.ndim != ndim:
         raise InvalidInputError(f"{name} must be {ndim}-D, got shape {tuple(X.shape)}")
     if not allow_empty and any(s == 0 for s in X.shape):

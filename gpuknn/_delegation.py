@@ -20,7 +20,7 @@ from typing import Any
 
 from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
-from ._backend import array_namespace
+from ._backend import array_namespace, device_of, from_numpy
 
 __all__ = ["dot64", "sqdist64", "matmul_unit_roundoff", "take_rows", "kth_largest", "order_rows", "bincount"]
 
@@ -82,7 +82,11 @@ def sqdist64(a: Any, b: Any) -> Any:
 
 
 def take_rows(x: Any, index: Any) -> Any:
-    """Rows ``x[index]`` of a 2-D array for a 1-D integer index array.
+    """Rows ``x[index]`` of an array for a 1-D integer index.
+
+    The one row gather of the library. ``index`` may be an array of ``x``'s namespace or a
+    host (NumPy) array, as the seeded splits are: it is then moved to ``x``'s device. Host
+    input (NumPy arrays, lists) stays on the host.
 
     NumPy: fancy indexing. ``numpy.take`` first copies a non-contiguous input whole (a
     column slice ``Z[:, :p]``, say), which made gathering a few rows cost a copy of all.
@@ -94,9 +98,15 @@ def take_rows(x: Any, index: Any) -> Any:
     array([[4.],
            [0.]])
     """
-    xp = array_namespace(x, index)
-    if is_numpy_namespace(xp):
-        return x[index]
+    import numpy as np  # noqa: PLC0415
+
+    if isinstance(x, (list, tuple)):
+        x = np.asarray(x)
+    if isinstance(x, np.ndarray):
+        return x[np.asarray(index)]
+    xp = array_namespace(x)
+    if isinstance(index, (np.ndarray, list, tuple)):
+        index = from_numpy(np.asarray(index, dtype=np.int64), xp, device=device_of(x))
     return xp.take(x, index, axis=0)
 
 
@@ -194,7 +204,9 @@ def order_rows(rows: Any, values: Any, ties: Any = None) -> Any:
 def bincount(codes: Any, n_bins: int, *, chunk: int = 1 << 16) -> Any:
     """int64 counts of ``0 .. n_bins - 1`` in the int array ``codes`` (negatives ignored).
 
-    NumPy/CuPy: ``bincount``; generic: one-hot rows summed in chunks of ``chunk`` items
+    NumPy/CuPy/torch: ``bincount``, with the negatives counted in one extra bin that is
+    dropped -- no boolean selection, so no host sync and never an empty input (CuPy's
+    ``bincount`` raises on one). Generic: one-hot rows summed in chunks of ``chunk`` items
     (memory O(chunk)).
 
     Examples
@@ -204,16 +216,18 @@ def bincount(codes: Any, n_bins: int, *, chunk: int = 1 << 16) -> Any:
     array([1, 0, 2])
     """
     xp = array_namespace(codes)
-    keep = codes >= 0
-    if is_numpy_namespace(xp) or is_cupy_namespace(xp):
+    dev = device_of(codes)
+    if int(codes.shape[0]) == 0:
+        return xp.zeros(n_bins, dtype=xp.int64, device=dev)
+    if is_numpy_namespace(xp) or is_cupy_namespace(xp) or is_torch_namespace(xp):
         if is_numpy_namespace(xp):
             import numpy as mod  # noqa: PLC0415
-        else:
+        elif is_cupy_namespace(xp):
             import cupy as mod  # noqa: PLC0415 - only reached with CuPy arrays in hand
-        return xp.astype(mod.bincount(codes[keep], minlength=n_bins)[:n_bins], xp.int64)
-    from array_api_compat import device  # noqa: PLC0415
-
-    dev = device(codes)
+        else:
+            import torch as mod  # noqa: PLC0415 - only reached with torch tensors in hand
+        spill = xp.where(codes >= 0, xp.astype(codes, xp.int64), xp.asarray(n_bins, dtype=xp.int64, device=dev))
+        return xp.astype(mod.bincount(spill, minlength=n_bins + 1)[:n_bins], xp.int64)
     bins = xp.arange(n_bins, dtype=xp.int64, device=dev)[None, :]
     total = xp.zeros(n_bins, dtype=xp.int64, device=dev)
     n = int(codes.shape[0])

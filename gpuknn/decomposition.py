@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import array_namespace, to_numpy, validate_matrix
+from ._backend import array_namespace, device_of, to_numpy, validate_matrix
 from .base import BaseEstimator, check_is_fitted
 from .errors import InvalidInputError
 from .linalg.block import block_eigh
@@ -202,13 +202,8 @@ class PCA(BaseEstimator):
     def _check_X(self, X: Any, attr: str, name: str) -> tuple[Any, Any]:
         check_is_fitted(self, "components_")
         n_cols = getattr(self, attr)
-        xp = array_namespace(X)
-        if array_namespace(self.components_) is not xp:
-            raise InvalidInputError(
-                f"{name} is a {xp.__name__} array but the model was fitted on "
-                f"{array_namespace(self.components_).__name__} arrays"
-            )
-        X = validate_matrix(X, xp, name=name)
+        xp = array_namespace(self.components_)
+        X = validate_matrix(X, xp, name=name, device=device_of(self.components_))
         if X.shape[1] != n_cols:
             raise InvalidInputError(f"{name} has {X.shape[1]} columns, expected {n_cols}")
         return X, xp

@@ -13,7 +13,7 @@ class Backend:
         self.name, self.xp, self.device = name, xp, device
 
     def asarray(self, a):
-        a = np.asarray(a)
+        a = np.ascontiguousarray(a)  # torch refuses NumPy views with negative strides
         if self.name.startswith("torch"):
             import torch
 

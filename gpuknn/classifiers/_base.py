@@ -20,7 +20,7 @@ def check_n_neighbors(value: Any, n_samples: int, name: str = "n_neighbors") -> 
     return check_int(value, name=name, low=1, high=n_samples)
 
 
-def encode_labels(y: Any, n_samples: int, xp: Any, device: Any = None) -> tuple[Any, Any]:
+def encode_labels(y: Any, n_samples: int, xp: Any, device: Any) -> tuple[Any, Any]:
     """Encode labels of any dtype as class indices.
 
     Returns ``(classes, y_encoded)``: ``classes`` sorted (NumPy's ``unique`` order), in
@@ -83,7 +83,7 @@ class NeighborsClassifierMixin(BaseEstimator):
     def _check_query(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "_fit_X")
         xp = array_namespace(self._fit_X)
-        X = validate_matrix(X, xp, name="X", dtype=self._fit_X.dtype)
+        X = validate_matrix(X, xp, name="X", dtype=self._fit_X.dtype, device=device_of(self._fit_X))
         if X.shape[1] != self.n_features_in_:
             raise InvalidInputError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "

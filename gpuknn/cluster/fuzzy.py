@@ -129,8 +129,8 @@ class FuzzyCMeans(BaseEstimator):
     def predict_membership(self, X: Any) -> Any:
         """Memberships (n, n_clusters) of new rows with respect to the fitted centres."""
         check_is_fitted(self, "cluster_centers_")
-        xp = array_namespace(X)
-        X = validate_matrix(X, xp)
+        xp = array_namespace(self.cluster_centers_)
+        X = validate_matrix(X, xp, device=device_of(self.cluster_centers_))
         if int(X.shape[1]) != self.n_features_in_:
             raise InvalidInputError(f"X has {int(X.shape[1])} features, the model was fitted on {self.n_features_in_}")
         C = self.cluster_centers_

@@ -199,8 +199,8 @@ class KMeans(BaseEstimator):
             rng = np.random.default_rng(self.random_state)
             starts = [kmeans_plusplus(Xc, K, random_state=rng)[0] for _ in range(int(self.n_init))]
         else:
-            C0 = self.init if hasattr(self.init, "shape") else from_numpy(np.asarray(self.init), xp)
-            C0 = validate_matrix(C0, xp, name="init", dtype=X.dtype)
+            C0 = self.init if hasattr(self.init, "shape") else from_numpy(np.asarray(self.init), xp, device=device_of(X))
+            C0 = validate_matrix(C0, xp, name="init", dtype=X.dtype, device=device_of(X))
             if tuple(C0.shape) != (K, int(X.shape[1])):
                 raise InvalidInputError(f"init must have shape {(K, int(X.shape[1]))}, got {tuple(C0.shape)}")
             starts = [C0 - mean]
@@ -217,8 +217,8 @@ class KMeans(BaseEstimator):
 
     def _checked_input(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "cluster_centers_")
-        xp = array_namespace(X)
-        X = validate_matrix(X, xp)
+        xp = array_namespace(self.cluster_centers_)
+        X = validate_matrix(X, xp, device=device_of(self.cluster_centers_))
         if int(X.shape[1]) != self.n_features_in_:
             raise InvalidInputError(f"X has {int(X.shape[1])} features, the model was fitted on {self.n_features_in_}")
         return X, xp

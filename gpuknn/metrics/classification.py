@@ -47,9 +47,15 @@ def _is_host_nonnumeric(y: Any) -> bool:
     return isinstance(y, np.ndarray) and y.dtype.kind not in "biuf"
 
 
-def _as_1d(y: Any, xp: Any, name: str) -> Any:
+def _common_device(arrays: Any) -> Any:
+    """The device of the first array among ``arrays`` (lists and tuples have none): where
+    host-given labels must go to meet the others."""
+    return next((_device(a) for a in arrays if hasattr(a, "shape") and not isinstance(a, np.ndarray)), None)
+
+
+def _as_1d(y: Any, xp: Any, name: str, device: Any = None) -> Any:
     if isinstance(y, (list, tuple)):
-        y = from_numpy(np.asarray(y), xp)
+        y = from_numpy(np.asarray(y), xp, device=device)
     if y.ndim != 1:
         raise InvalidInputError(f"{name} must be 1-D, got shape {tuple(y.shape)}")
     return y
@@ -95,7 +101,8 @@ def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = ()) -> tuple[
             raise InvalidInputError(f"labels of mixed, unorderable types: {exc}") from None
         return _npx, classes, codes
     xp = array_namespace(*ys)
-    ys = [_as_1d(y, xp, nm) for y, nm in zip(ys, names)]
+    dev = _common_device(ys)
+    ys = [_as_1d(y, xp, nm, dev) for y, nm in zip(ys, names)]
     for y, nm in zip(ys, names):
         _check_finite_labels(y, xp, nm)
     sizes = [int(y.shape[0]) for y in ys]
@@ -107,7 +114,8 @@ def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = ()) -> tuple[
             codes.append(inv[s : s + n])
             s += n
         return xp, classes, codes
-    lab = _as_1d(labels if hasattr(labels, "shape") else from_numpy(np.asarray(labels), xp), xp, "labels")
+    lab = labels if hasattr(labels, "shape") else from_numpy(np.asarray(labels), xp, device=dev)
+    lab = _as_1d(lab, xp, "labels")
     L = int(lab.shape[0])
     if L == 0:
         raise InvalidInputError("labels is empty")
@@ -179,8 +187,9 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
         xp = _npx
     else:
         xp = array_namespace(y_true, y_pred)
-        yt = _as_1d(y_true, xp, "y_true")
-        yp = from_numpy(np.asarray(y_pred), xp) if isinstance(y_pred, (list, tuple)) else y_pred
+        dev = _common_device([y_true, y_pred])
+        yt = _as_1d(y_true, xp, "y_true", dev)
+        yp = from_numpy(np.asarray(y_pred), xp, device=dev) if isinstance(y_pred, (list, tuple)) else y_pred
     if yt.ndim != 1 or yp.ndim not in (1, 2):
         raise InvalidInputError(f"y_true must be 1-D and y_pred 1-D or 2-D, got {yt.shape} and {yp.shape}")
     _check_lengths(yt, yp.T if yp.ndim == 2 else yp)

@@ -31,10 +31,12 @@ __all__ = ["hubert_gamma", "cophenetic_correlation", "gap_statistic", "GapResult
 _TEMPS = 8  # tile-sized temporaries alive at once in the pair sums below
 
 
-def _label_codes(labels: Any, xp: Any, n: int) -> tuple[Any, int]:
-    """Cluster labels -> int64 codes 0..K-1 in ``xp`` and K."""
+def _label_codes(labels: Any, X: Any, n: int) -> tuple[Any, int]:
+    """Cluster labels -> int64 codes 0..K-1 in ``X``'s namespace and on its device, and K."""
+    xp = array_namespace(X)
     _, classes, (codes,) = _encode(labels, names=("labels",))
-    codes = from_numpy(to_numpy(codes), xp) if array_namespace(codes) is not xp else codes
+    if array_namespace(codes) is not xp or _device(codes) != _device(X):
+        codes = from_numpy(to_numpy(codes), xp, device=_device(X))
     if int(codes.shape[0]) != n:
         raise InvalidInputError(f"X has {n} rows but labels has {int(codes.shape[0])} entries")
     return codes, int(classes.shape[0])
@@ -133,7 +135,7 @@ def hubert_gamma(
     n = int(X.shape[0])
     if n < 2:
         raise InvalidInputError("Hubert Γ needs at least 2 points")
-    codes, _ = _label_codes(labels, xp, n)
+    codes, _ = _label_codes(labels, X, n)
     sx = sxx = sxy = 0.0
     for s, D in _distance_blocks(X, metric, working_memory):
         diff = codes[s : s + D.shape[0], None] != codes[None, :]
@@ -239,7 +241,7 @@ def cophenetic_correlation(
     if Z.shape != (n - 1, 4) or not is_monotonic(Z):
         raise InvalidInputError(f"Z must be a monotone linkage of shape ({n - 1}, 4), got {Z.shape}")
     pos_h, table_h, log2_h, pow2_h = _cophenetic_tables(Z, n)
-    pos, table, log2, pow2 = (from_numpy(a, xp) for a in (pos_h, table_h, log2_h, pow2_h))
+    pos, table, log2, pow2 = (from_numpy(a, xp, device=_device(X)) for a in (pos_h, table_h, log2_h, pow2_h))
     m = n - 1
     sums = [0.0] * 5
     for s, D in _distance_blocks(X, metric, working_memory):
@@ -283,7 +285,7 @@ def within_dispersion(X: Any, labels: Any) -> float:
     """
     xp = array_namespace(X)
     X = validate_matrix(X, xp)
-    codes, K = _label_codes(labels, xp, int(X.shape[0]))
+    codes, K = _label_codes(labels, X, int(X.shape[0]))
     onehot = xp.astype(codes[:, None] == xp.arange(K, device=_device(codes))[None, :], X.dtype)
     centres = (onehot.T @ X) / xp.sum(onehot, axis=0)[:, None]
     R = X - xp.take(centres, codes, axis=0)
@@ -375,7 +377,7 @@ def gap_statistic(
     data_lw = np.array([log_w(X, k) for k in ks])
     ref = np.empty((int(B), len(ks)))
     for b in range(int(B)):
-        Zb = from_numpy(rng.uniform(lo, hi, size=(n, base.shape[1])), xp)
+        Zb = from_numpy(rng.uniform(lo, hi, size=(n, base.shape[1])), xp, device=_device(X))
         if reference == "pca":
             Zb = Zb @ Vt[: base.shape[1], :] + mean
         Zb = xp.astype(Zb, X.dtype)

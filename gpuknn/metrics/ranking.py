@@ -204,7 +204,8 @@ def roc_auc_score(
     if multi_class not in ("ovr", "ovo"):
         raise InvalidInputError(f"(n, C) scores need multi_class='ovr' or 'ovo', got {multi_class!r}")
     _, classes, (codes,) = _encode(y_true, labels=labels, names=("y_true",))
-    codes = from_numpy(to_numpy(codes), xp) if array_namespace(codes) is not xp else codes
+    if array_namespace(codes) is not xp or _device(codes) != _device(s):
+        codes = from_numpy(to_numpy(codes), xp, device=_device(s))
     n, C = int(s.shape[0]), int(s.shape[1])
     if codes.shape[0] != n:
         raise InvalidInputError(f"y_true and y_score have different lengths: {codes.shape[0]} and {n}")
@@ -341,4 +342,6 @@ def roc_convex_hull(fpr: Any, tpr: Any) -> tuple[Any, Any, Any]:
             hull.pop()  # a is below or on the segment o-j: not a vertex
         hull.append(j)
     h = np.asarray(hull)
-    return from_numpy(xs[h], xp), from_numpy(ys[h], xp), from_numpy(idx[h].astype(np.int64), xp)
+    dev = _device(fpr)
+    return (from_numpy(xs[h], xp, device=dev), from_numpy(ys[h], xp, device=dev),
+            from_numpy(idx[h].astype(np.int64), xp, device=dev))

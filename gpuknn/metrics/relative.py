@@ -39,7 +39,7 @@ __all__ = [
 def _data_and_codes(X: Any, labels: Any, *, min_clusters: int = 2) -> tuple[Any, Any, Any, int]:
     xp = array_namespace(X)
     X = validate_matrix(X, xp)
-    codes, K = _label_codes(labels, xp, int(X.shape[0]))
+    codes, K = _label_codes(labels, X, int(X.shape[0]))
     if K < min_clusters:
         raise InvalidInputError(f"this index needs at least {min_clusters} clusters, got {K}")
     return X, xp, codes, K
@@ -87,7 +87,7 @@ def dunn_index(
     2.0
     """
     X, xp = _prepare(X, metric)
-    codes, K = _label_codes(labels, xp, int(X.shape[0]))
+    codes, K = _label_codes(labels, X, int(X.shape[0]))
     if K < 2:
         raise InvalidInputError(f"the Dunn index needs at least 2 clusters, got {K}")
     inter, intra = math.inf, 0.0
@@ -131,7 +131,7 @@ def davies_bouldin_score(X: Any, labels: Any) -> float:
     if float(xp.max(s)) == 0.0 or float(xp.max(CD)) == 0.0:
         return 0.0
     ratio = (s[:, None] + s[None, :]) / xp.where(CD == 0, xp.full_like(CD, math.inf), CD)
-    eye = xp.arange(K)[:, None] == xp.arange(K)[None, :]
+    eye = xp.arange(K, device=_device(CD))[:, None] == xp.arange(K, device=_device(CD))[None, :]
     ratio = xp.where(eye, xp.full_like(ratio, -math.inf), ratio)
     return float(xp.mean(xp.max(ratio, axis=1)))
 
@@ -158,7 +158,7 @@ def sd_scat_dis(X: Any, labels: Any) -> tuple[float, float]:
         raise InvalidInputError("SD index undefined: the data have zero variance")
     scat = float(xp.mean(xp.sqrt(xp.sum(var_k * var_k, axis=1)))) / norm_x
     CD = _centre_distances(C, xp)
-    eye = xp.arange(K)[:, None] == xp.arange(K)[None, :]
+    eye = xp.arange(K, device=_device(CD))[:, None] == xp.arange(K, device=_device(CD))[None, :]
     d_min = float(xp.min(xp.where(eye, xp.full_like(CD, math.inf), CD)))
     if d_min == 0.0:
         raise InvalidInputError("SD index undefined: two cluster centres coincide")
@@ -271,7 +271,7 @@ def xie_beni_index(X: Any, u: Any, centers: Any = None, *, m: float = 2.0) -> fl
     if centers is None:
         centers = (um.T @ X) / xp.sum(um, axis=0)[:, None]
     else:
-        centers = validate_matrix(centers, xp, name="centers")
+        centers = validate_matrix(centers, xp, name="centers", device=_device(X))
         if tuple(centers.shape) != (K, int(X.shape[1])):
             raise InvalidInputError(f"centers must have shape {(K, int(X.shape[1]))}, got {tuple(centers.shape)}")
     num = 0.0
@@ -280,7 +280,7 @@ def xie_beni_index(X: Any, u: Any, centers: Any = None, *, m: float = 2.0) -> fl
         diff = X[s : min(s + step, n), None, :] - centers[None, :, :]  # direct differences: exact
         num = num + xp.sum(um[s : min(s + step, n), :] * xp.sum(diff * diff, axis=2))
     CD = _centre_distances(centers, xp)
-    eye = xp.arange(K)[:, None] == xp.arange(K)[None, :]
+    eye = xp.arange(K, device=_device(CD))[:, None] == xp.arange(K, device=_device(CD))[None, :]
     sep = float(xp.min(xp.where(eye, xp.full_like(CD, math.inf), CD))) ** 2
     if sep == 0.0:
         raise InvalidInputError("Xie–Beni undefined: two cluster centres coincide")

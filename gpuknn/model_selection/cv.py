@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
+from .._delegation import take_rows
+from .._backend import array_namespace, device_of, to_numpy, validate_matrix
 from ..classifiers._base import encode_labels
 from .splitters import StratifiedKFold
 from ..neighbors import search
@@ -95,15 +96,10 @@ def fold_kp_scores(Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metri
 def _prepare(X, y, cv):
     xp = array_namespace(X)
     X = validate_matrix(X, xp, name="X")
-    classes, y_dev = encode_labels(y, X.shape[0], xp)
+    classes, y_dev = encode_labels(y, X.shape[0], xp, device_of(X))
     cv = cv if cv is not None else StratifiedKFold(5, shuffle=True, random_state=0)
     folds = list(cv.split(X, to_numpy(y_dev)))  # the class codes stratify like the labels
     return xp, X, y_dev, int(classes.shape[0]), folds
-
-
-def take_rows(a: Any, idx: np.ndarray, xp: Any) -> Any:
-    """Rows (or labels) ``a[idx]`` for host indices ``idx``, in ``a``'s namespace."""
-    return xp.take(a, from_numpy(idx, xp), axis=0)
 
 
 def _rows(scores: dict, ks, fold: int, extra: dict) -> list[dict]:
@@ -148,7 +144,7 @@ def cross_validate_k(X: Any, y: Any, ks: Sequence[int], *, cv: Any = None, metri
     names = list(scoring) if not isinstance(scoring, dict) else list(scoring)
     rows = []
     for f, (tr, te) in enumerate(folds):
-        sc = fold_k_scores(take_rows(X, tr, xp), take_rows(y_dev, tr, xp), take_rows(X, te, xp), take_rows(y_dev, te, xp),
+        sc = fold_k_scores(take_rows(X, tr), take_rows(y_dev, tr), take_rows(X, te), take_rows(y_dev, te),
                            ks, n_classes=n_classes, metric=metric, weights=weights, scoring=scoring,
                            working_memory=working_memory)
         rows += _rows(sc, ks, f, {})
@@ -174,10 +170,10 @@ def cross_validate_kp(X: Any, y: Any, ks: Sequence[int], ps: Sequence[int], *, c
     names = list(scoring) if not isinstance(scoring, dict) else list(scoring)
     rows = []
     for f, (tr, te) in enumerate(folds):
-        Xtr, Xte = take_rows(X, tr, xp), take_rows(X, te, xp)
+        Xtr, Xte = take_rows(X, tr), take_rows(X, te)
         pca = PCA(max(ps), solver=pca_solver, random_state=random_state).fit(Xtr)
-        per_p = fold_kp_scores(pca.transform(Xtr), take_rows(y_dev, tr, xp), pca.transform(Xte),
-                               take_rows(y_dev, te, xp), ks, ps, n_classes=n_classes, metric=metric,
+        per_p = fold_kp_scores(pca.transform(Xtr), take_rows(y_dev, tr), pca.transform(Xte),
+                               take_rows(y_dev, te), ks, ps, n_classes=n_classes, metric=metric,
                                weights=weights, scoring=scoring, working_memory=working_memory)
         for p in ps:
             rows += _rows(per_p[p], ks, f, {"p": p})

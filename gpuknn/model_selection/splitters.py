@@ -12,7 +12,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .._backend import array_namespace, check_int, from_numpy, to_numpy
+from .._delegation import take_rows
+from .._backend import check_int, to_numpy
 from ..base import BaseEstimator
 from ..errors import InvalidInputError
 
@@ -188,7 +189,7 @@ def train_test_split(
         test_idx = rng.permutation(test_idx)
     out = []
     for a in arrays:
-        out.extend([_take_rows(a, train_idx), _take_rows(a, test_idx)])
+        out.extend([take_rows(a, train_idx), take_rows(a, test_idx)])
     return out
 
 
@@ -226,10 +227,3 @@ def _stratified_test(y: np.ndarray, n_test: int, rng: np.random.Generator) -> np
     return np.sort(np.concatenate(picked))
 
 
-def _take_rows(a: Any, idx: np.ndarray) -> Any:
-    if isinstance(a, (list, tuple)):
-        return np.asarray(a)[idx]
-    if isinstance(a, np.ndarray):
-        return a[idx]
-    xp = array_namespace(a)
-    return xp.take(a, from_numpy(idx, xp, device=getattr(a, "device", None)), axis=0)

@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from .._delegation import take_rows
 from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
 from ..base import BaseEstimator
 from ..errors import InvalidInputError
 from ..neighbors import kneighbors
 
-__all__ = ["BaseSampler", "Labels", "encode_labels", "check_sampling_strategy", "self_neighbors", "gather", "take_rows"]
+__all__ = ["BaseSampler", "Labels", "encode_labels", "check_sampling_strategy", "self_neighbors", "gather"]
 
 _KINDS = ("minority", "majority", "not minority", "not majority", "all", "auto")
 
@@ -199,16 +200,6 @@ def gather(v: Any, idx: Any) -> Any:
     """``v[idx]`` for a 1-D ``v`` and an index array of any shape (strict array API)."""
     xp = array_namespace(v, idx)
     return xp.reshape(xp.take(v, xp.reshape(idx, (-1,))), idx.shape)
-
-
-def take_rows(a: Any, idx: np.ndarray) -> Any:
-    """Rows ``idx`` (host ints) of ``a``: host arrays stay host, xp arrays stay xp."""
-    if isinstance(a, np.ndarray):
-        return a[idx]
-    if isinstance(a, (list, tuple)):
-        return np.asarray(a)[idx]
-    xp = array_namespace(a)
-    return xp.take(a, from_numpy(np.asarray(idx, dtype=np.int64), xp, device=device_of(a)), axis=0)
 
 
 class BaseSampler(BaseEstimator):

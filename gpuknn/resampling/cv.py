@@ -21,7 +21,8 @@ from ..metrics import borda_rank, roc_auc_score
 from ..model_selection import StratifiedKFold
 from ..neighbors import kneighbors
 from ..votes import vote_counts
-from ._base import gather, take_rows
+from .._delegation import take_rows
+from ._base import gather
 
 __all__ = ["KNNScorer", "default_knn_scorers", "knn_positive_scores", "ResampledCVResult", "cross_validate_resampled"]
 

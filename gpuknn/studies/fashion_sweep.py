@@ -26,7 +26,8 @@ from ..errors import InvalidInputError
 from ..metrics import accuracy_score, confusion_matrix, f1_score
 from ..model_selection.journal import Journal
 from ..model_selection.splitters import StratifiedKFold
-from ..model_selection.cv import fold_k_scores, fold_kp_scores, take_rows
+from .._delegation import take_rows
+from ..model_selection.cv import fold_k_scores, fold_kp_scores
 from ..model_selection.sweep import check_grid
 
 __all__ = ["SweepConfig", "run_sweep", "DEFAULT_PS"]
@@ -115,8 +116,8 @@ def run_sweep(
             key = f"raw/fold={f}"
             if jr.get(key) is None:
                 t0 = time.perf_counter()
-                scores = fold_k_scores(take_rows(X_train, tr, xp), take_rows(y_dev, tr, xp),
-                                       take_rows(X_train, te, xp), take_rows(y_dev, te, xp), ks_raw,
+                scores = fold_k_scores(take_rows(X_train, tr), take_rows(y_dev, tr),
+                                       take_rows(X_train, te), take_rows(y_dev, te), ks_raw,
                                        n_classes=n_classes, metric=config.metric,
                                        weights=config.weights, scoring=["accuracy"],
                                        working_memory=config.working_memory)
@@ -138,11 +139,11 @@ def run_sweep(
     for f, (tr, te) in enumerate(folds):
         if any(jr.get(f"kp/fold={f}/p={p}") is None for p in ps):
             t0 = time.perf_counter()
-            Xtr, Xte = take_rows(X_train, tr, xp), take_rows(X_train, te, xp)
+            Xtr, Xte = take_rows(X_train, tr), take_rows(X_train, te)
             pca = _pca(max(ps), config).fit(Xtr)  # training part of the fold only: no leakage
             Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
             del Xtr, Xte
-            per_p = fold_kp_scores(Ztr, take_rows(y_dev, tr, xp), Zte, take_rows(y_dev, te, xp), ks, ps,
+            per_p = fold_kp_scores(Ztr, take_rows(y_dev, tr), Zte, take_rows(y_dev, te), ks, ps,
                                    n_classes=n_classes, metric=config.metric,
                                    weights=config.weights, scoring=["accuracy"],
                                    working_memory=config.working_memory,
