@@ -10,7 +10,6 @@ import pytest
 import array_api_compat
 import array_api_compat.numpy
 
-_BACKENDS = ["numpy", "array_api_strict", "cupy"]
 
 
 def _cuda_available() -> bool:
@@ -21,27 +20,16 @@ def _cuda_available() -> bool:
         return False
 
 
-@pytest.fixture(params=_BACKENDS)
-def xp(request):
-    """Array namespace under test: numpy, array_api_strict, cupy (skipped without CUDA)."""
-    name = request.param
-    if name == "numpy":
-        return array_api_compat.numpy
-    if name == "array_api_strict":
-        strict = pytest.importorskip("array_api_strict")
-        return strict
-    if not _cuda_available():
-        pytest.skip("cupy backend: no CUDA device")
-    import cupy
-    return array_api_compat.array_namespace(cupy.empty(1))
+@pytest.fixture
+def xp(backend):
+    """Array namespace under test (see ``backend``: every backend and device)."""
+    return backend.xp
 
 
 @pytest.fixture
-def to_xp(xp):
-    """Function moving host (NumPy) data into the namespace under test."""
-    from gpuknn._backend import from_numpy
-
-    return lambda a: from_numpy(np.asarray(a), xp)
+def to_xp(backend):
+    """Function moving host (NumPy) data into the backend under test, on its device."""
+    return backend.asarray
 
 
 def fashion_mnist_dir() -> Path | None:

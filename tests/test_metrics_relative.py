@@ -40,7 +40,10 @@ def test_dunn_formula_and_tiling(xp, to_xp, data):
     want = D[~same].min() / D[same].max()  # min between-cluster distance / max diameter
     assert dunn_index(to_xp(X), to_xp(labels)) == pytest.approx(want, rel=1e-9)
     assert dunn_index(to_xp(D), to_xp(labels), metric="precomputed") == pytest.approx(want, abs=TOL)
-    assert dunn_index(to_xp(X), to_xp(labels), working_memory=500) == dunn_index(to_xp(X), to_xp(labels))
+    # Tiles of another shape: the same extreme pairs; their GEMM distances may round
+    # differently (torch's matmul does, by shape), so equal to rounding, not bit for bit.
+    tiled = dunn_index(to_xp(X), to_xp(labels), working_memory=500)
+    assert tiled == pytest.approx(dunn_index(to_xp(X), to_xp(labels)), rel=1e-13)
 
 
 def test_dunn_undefined(xp, to_xp):
