@@ -25,6 +25,7 @@ bounds the eigenvalue error by ``||r_i||^2 / gap_i`` and the angle by ``||r_i|| 
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Callable
 
@@ -53,8 +54,9 @@ def default_tol(dtype: Any, xp: Any) -> float:
 def _orth(W: Any, xp: Any, *, twice: bool = False) -> Any:
     """Orthonormal basis of W's columns: Cholesky QR (Gram in float64), Householder fallback.
 
-    The fallback runs when the Gram is not numerically positive definite: NumPy raises
-    ``LinAlgError`` there, CuPy returns NaNs, so both are checked.
+    The fallback runs when the Gram is not numerically positive definite. NumPy raises
+    ``LinAlgError`` there; CuPy neither raises nor always returns NaNs -- it hands back the
+    partial factor -- so the factor itself is checked (:func:`cholesky_ok`).
     """
     Q = W
     for _ in range(2 if twice else 1):
@@ -66,10 +68,28 @@ def _orth(W: Any, xp: Any, *, twice: bool = False) -> Any:
             if type(exc).__name__ != "LinAlgError" and "positive definite" not in str(exc).lower():
                 raise
             return xp.linalg.qr(W).Q
-        if not bool(xp.all(xp.isfinite(L))):
+        if not cholesky_ok(L, G, xp):
             return xp.linalg.qr(W).Q
         Q = xp.astype(xp.matmul(W64, xp.matrix_transpose(_inv_lower(L, xp))), W.dtype)
     return Q
+
+
+def cholesky_ok(L: Any, G: Any, xp: Any) -> bool:
+    """Whether ``L`` (b, b) is a usable Cholesky factor of the symmetric ``G`` (float64).
+
+    Finite, a diagonal clearly positive (above ``sqrt(b eps)`` of the largest), and
+    ``L L^T`` reproducing ``G`` to ``b eps`` of its scale: a factor that stopped early (CuPy
+    returns one without raising) fails the last test, since its later columns are left as
+    they were. One host sync; O(b^3) work for a b of tens to hundreds.
+    """
+    b = int(L.shape[0])
+    eps = float(xp.finfo(xp.float64).eps)
+    d = xp.linalg.diagonal(L)
+    scale = xp.max(xp.abs(xp.linalg.diagonal(G)))
+    R = xp.matmul(L, xp.matrix_transpose(L)) - (G + xp.matrix_transpose(G)) / 2
+    ok = (xp.all(xp.isfinite(L)) & (xp.min(d) > math.sqrt(b * eps) * xp.sqrt(scale))
+          & (xp.max(xp.abs(R)) <= 8 * b * eps * scale))
+    return bool(ok)
 
 
 _LEAF = 32  # below this, a general inverse (LU) beats the Python cost of splitting

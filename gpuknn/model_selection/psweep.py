@@ -18,16 +18,16 @@ from .._backend import (
     array_namespace,
     default_working_memory,
     device_of,
-    is_numpy_namespace,
+    is_out_of_memory,
     preferred_tile_bytes,
     validate_matrix,
 )
-from .._delegation import dot64, matmul_unit_roundoff
+from .._delegation import dot64, gram_accumulate, matmul_unit_roundoff
 from ..errors import InvalidInputError
 from ..neighbors import candidate_margin
 from ..ops.distance import check_metric
 from ..ops.exact import exact_keys, keys_to_distances, row_stats
-from ..ops.gram import gram_accumulate, prefix_bound, prefix_reference, prefix_stats, score_from_gram
+from ..ops.gram import prefix_bound, prefix_reference, prefix_stats, score_from_gram
 from ..ops.groups import rerank_groups
 from ..ops.rerank import KEY_MAX, collect_top, rerank, take_stats
 from ..ops.rows import replace_rows
@@ -143,7 +143,7 @@ def neighbors_for_p_sweep(
         done0 = group[0][0]
         progress = None if on_tile is None else (
             lambda frac, d0=done0, d1=group[-1][1]: on_tile(d0 + round((d1 - d0) * frac), n_te))
-        cands = sweep.nominate(tiles, kk, progress=progress)
+        cands = _nominate(sweep, tiles, kk, progress)
         for (a, b), (Zq, qs, bounds), cand in zip(group, tiles, cands):
             for j, p in enumerate(ps):
                 keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Zq, qs[j], k_max, bounds[j], labels)
@@ -156,6 +156,18 @@ def neighbors_for_p_sweep(
     n_out = 3 if return_keys else 2
     return {p: tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out))
             for p, v in parts.items()}
+
+
+def _nominate(sweep: "_Sweep", tiles: list, kk: int, progress: Any) -> list:
+    """:meth:`_Sweep.nominate`, retried with reference blocks of half the width when the
+    device runs out of memory (the tiles scale with the width; the lists do not)."""
+    while True:
+        try:
+            return sweep.nominate(tiles, kk, progress=progress)
+        except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
+            if not is_out_of_memory(exc) or sweep.cols == 1:
+                raise
+            sweep.cols = max(1, sweep.cols // 2)
 
 
 class _Sweep:
@@ -199,11 +211,13 @@ class _Sweep:
         xp, n_tr = self.xp, self.Z.shape[0]
         best = [[None] * len(self.ps) for _ in tiles]
         dev = device_of(self.Z)
-        host = is_numpy_namespace(xp)
         m_max = max(t[0].shape[0] for t in tiles)
         width = min(self.cols, n_tr)
-        buf = xp.empty((m_max, width), dtype=self.Z.dtype, device=dev) if host else None
-        buf64 = xp.empty((m_max, width), dtype=xp.float64, device=dev) if host and self.wide else None
+        # Score buffers (a tile's scores are a contiguous prefix, as its Gram matrix's).
+        buf = xp.empty(m_max * width, dtype=self.Z.dtype, device=dev)
+        buf64 = xp.empty(m_max * width, dtype=xp.float64, device=dev) if self.wide else None
+        # One Gram buffer for every (query tile, block): a tile's G is a contiguous prefix.
+        gbuf = xp.empty(m_max * width, dtype=self.Z.dtype, device=dev)
         n_blocks = -(-n_tr // self.cols)
         for nb_i, c0 in enumerate(range(0, n_tr, self.cols)):
             c1 = min(c0 + self.cols, n_tr)
@@ -212,12 +226,12 @@ class _Sweep:
                       for j in range(len(self.ps))]
             for t, (Zq, q_sums, bounds) in enumerate(tiles):
                 m = Zq.shape[0]
-                G = xp.zeros((m, c1 - c0), dtype=self.Z.dtype, device=dev)
-                out = None if buf is None else buf[:m, : c1 - c0]
-                out64 = None if buf64 is None else buf64[:m, : c1 - c0]
+                G = xp.reshape(gbuf[: m * (c1 - c0)], (m, c1 - c0))
+                out = xp.reshape(buf[: m * (c1 - c0)], (m, c1 - c0))
+                out64 = None if buf64 is None else xp.reshape(buf64[: m * (c1 - c0)], (m, c1 - c0))
                 prev, seed = 0, None
                 for j, p in enumerate(self.ps):
-                    G = gram_accumulate(G, Zq[:, prev:p], chunks[j])
+                    G = gram_accumulate(G, Zq[:, prev:p], chunks[j], first=j == 0)
                     S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=out, Zq=Zq, out64=out64)
                     if best[t][j] is None:
                         th = None if seed is None else xp.min(xp.take_along_axis(S, seed, axis=1), axis=1)

@@ -21,28 +21,15 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from .._backend import array_namespace, device_of, is_numpy_namespace
-from .._delegation import dot64
+from .._backend import array_namespace, device_of
+from .._delegation import add_outer, dot64, scale_columns
 from .certify import U64, gamma
 from .exact import RowStats, row_stats
 
 __all__ = [
-    "gram_accumulate", "prefix_stats", "score_from_gram", "PrefixReference", "prefix_reference",
+    "prefix_stats", "score_from_gram", "PrefixReference", "prefix_reference",
     "prefix_bound",
 ]
-
-
-def gram_accumulate(G: Any, A: Any, B: Any) -> Any:
-    """Return ``G + A @ B.T``, in place where the backend allows (NumPy: BLAS ``beta=1``)."""
-    xp = array_namespace(G, A, B)
-    if is_numpy_namespace(xp) and G.flags.c_contiguous and G.dtype in (A.dtype,):
-        from scipy.linalg import blas  # noqa: PLC0415 - numpy-only fast path
-
-        gemm = blas.sgemm if G.dtype.char == "f" else blas.dgemm
-        # G (C order) is G.T in Fortran order: G.T += B @ A.T, written in place.
-        out = gemm(1.0, B, A, beta=1.0, c=G.T, trans_a=0, trans_b=1, overwrite_c=1)
-        return G if out.base is G or out.base is G.base and G.base is not None else out.T
-    return G + A @ B.T
 
 
 def prefix_stats(Z: Any, ps: list[int]) -> tuple[list[Any], list[Any]]:
@@ -105,43 +92,21 @@ def score_from_gram(G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: A
                     r_weight: Any, *, out: Any = None, lift: Any = None) -> Any:
     """Tile scores (larger = closer) from the Gram matrix at size p (module docstring).
 
-    ``out`` (NumPy only): a buffer of G's shape to write into, which avoids allocating (and
-    page-faulting) a fresh tile for every p. The euclidean family and ``inner`` return G's
+    ``out``: a buffer of G's shape to write into, which avoids allocating (and
+    page-faulting) a fresh tile for every p (:func:`gpuknn._delegation.scale_columns`). The euclidean family and ``inner`` return G's
     own (shifted or unchanged) values without a copy when no shift is needed. ``lift``
     (correlation only): ``(a, b)`` added as ``a ⊗ b`` (:func:`prefix_bound`'s optimistic
     scores).
     """
-    xp = array_namespace(G)
-    fast = out is not None and is_numpy_namespace(xp)
     w = r_weight
     if metric == "correlation":
-        if fast:
-            import numpy as np  # noqa: PLC0415 - numpy-only fast path
-
-            from scipy.linalg import blas  # noqa: PLC0415
-
-            np.multiply(G, w[None, :], out=out)
-            ger = blas.sger if out.dtype.char == "f" else blas.dger
-            # out -= q_sum ⊗ (w r_sum / p), in place (out.T is Fortran-ordered).
-            res = ger(-1.0, (w * r_sum / p).astype(out.dtype), q_sum.astype(out.dtype),
-                      a=out.T, overwrite_a=1)
-            if lift is not None:
-                res = ger(1.0, lift[1], lift[0], a=res, overwrite_a=1)
-            return out if res.base is out else res.T
-        S = (G - q_sum[:, None] * (r_sum / p)[None, :]) * w[None, :]
-        return S if lift is None else S + lift[0][:, None] * lift[1][None, :]
+        # S = G w - q_sum ⊗ (w r_sum / p) (+ lift), every step in place where it can be.
+        S = add_outer(scale_columns(G, w, out=out), -1.0, q_sum, w * r_sum / p)
+        return S if lift is None else add_outer(S, 1.0, lift[0], lift[1])
     if metric == "cosine":
-        if fast:
-            import numpy as np  # noqa: PLC0415
-
-            return np.multiply(G, w[None, :], out=out)
-        return G * w[None, :]
+        return scale_columns(G, w, out=out)
     if metric in ("euclidean", "sqeuclidean"):
-        if fast:
-            import numpy as np  # noqa: PLC0415
-
-            return np.subtract(G, 0.5 * r_n2[None, :], out=out)
-        return G - 0.5 * r_n2[None, :]
+        return scale_columns(G, -0.5 * r_n2, shift=True, out=out)
     return G
 
 
