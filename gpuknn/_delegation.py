@@ -23,7 +23,7 @@ from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_nam
 from ._backend import array_namespace, device_of, from_numpy
 
 __all__ = ["dot64", "sqdist64", "matmul_unit_roundoff", "take_rows", "kth_largest", "order_rows", "bincount", "gram_accumulate",
-           "scale_columns", "add_outer"]
+           "scale_columns", "add_outer", "mask_counts"]
 
 
 def dot64(a: Any, b: Any) -> Any:
@@ -336,3 +336,24 @@ def _native(xp: Any) -> Any:
     import torch  # noqa: PLC0415 - only reached with torch tensors in hand
 
     return torch
+
+
+def mask_counts(mask: Any) -> tuple[int, int | None, Any]:
+    """``(total, widest, per_row)`` of a boolean (rows, m) mask: its True entries in all,
+    in the fullest row, and per row -- or ``(total, None, None)``.
+
+    A device pays a host sync per scalar it reports: there, the per-row counts are taken
+    and their sum and maximum come back in one transfer. NumPy has no syncs to save and a
+    flat count is 7x faster than a per-row one, so it reports the total alone (the caller
+    finds the rest from the positions, on the host, for free).
+    """
+    xp = array_namespace(mask)
+    if is_numpy_namespace(xp):
+        import numpy  # noqa: PLC0415
+
+        return int(numpy.count_nonzero(mask)), None, None
+    per_row = xp.astype(xp.count_nonzero(mask, axis=1), xp.int64)
+    from ._backend import to_numpy  # noqa: PLC0415
+
+    total, widest = (int(v) for v in to_numpy(xp.stack([xp.sum(per_row), xp.max(per_row)])))
+    return total, widest, per_row

@@ -53,3 +53,65 @@ def assert_xp(actual, expected, backend, *, dtype=None, exact=True, rtol=0.0, at
         np.testing.assert_array_equal(host(actual), expected)
     else:
         np.testing.assert_allclose(host(actual), expected, rtol=rtol, atol=atol)
+
+
+class HostSyncs:
+    """Counts host syncs of torch code: ``.item()``/``bool()``/``int()``/``float()`` of a
+    tensor (``aten._local_scalar_dense``), ops whose output size depends on the data
+    (``nonzero``, ``unique``, ``masked_select``), and gpuknn's own ``to_numpy`` transfers
+    (a CPU tensor's ``.numpy()`` dispatches nothing, so those are counted at the source).
+    On a GPU each is a stall of the device queue; on torch CPU they can be counted.
+
+    Use as a context manager; ``count`` is the total, ``by_kind`` the breakdown.
+    """
+
+    _DATA_DEPENDENT = {"_local_scalar_dense", "nonzero", "unique", "_unique", "_unique2",
+                       "unique_dim", "unique_consecutive", "masked_select"}
+
+    def __init__(self):
+        from collections import Counter
+
+        self.by_kind = Counter()
+        self._patched = []
+
+    @property
+    def count(self):
+        return sum(self.by_kind.values())
+
+    def __enter__(self):
+        import sys
+
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        import gpuknn._backend as backend
+
+        counter = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                name = func.overloadpacket.__name__
+                if name in HostSyncs._DATA_DEPENDENT:
+                    counter.by_kind[name] += 1
+                return func(*args, **(kwargs or {}))
+
+        original = backend.to_numpy
+
+        def counted(x):
+            if hasattr(x, "shape") and not isinstance(x, np.ndarray):
+                counter.by_kind["to_numpy"] += 1
+            return original(x)
+
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__name__", "").startswith("gpuknn") and getattr(mod, "to_numpy", None) is original:
+                mod.to_numpy = counted
+                self._patched.append(mod)
+        self._original = original
+        self._mode = Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._mode.__exit__(*exc)
+        for mod in self._patched:
+            mod.to_numpy = self._original
+        return False

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, NamedTuple
 
-from .._backend import array_namespace, device_of
+from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import sqdist64
 from .exact import RowStats, concat_stats, row_stats
 from .topk import topk_largest, update_topk
@@ -200,11 +200,14 @@ class Reference:
         st = known[1] if known is not None and known[0] == b1 else row_stats(block, self.metric)
         rows, norm = _prepare(block, self.metric, "reference", st, self.centre, dtype)
         if known is None or known[0] != b1:
-            top = float(xp.max(norm))
-            scale = 1.0
+            top, scale = xp.max(norm), 1.0
             if self.metric == "correlation":  # |r| / |r - m| = sqrt(1 + d m^2 / |r - m|^2)
                 ratio = 1.0 + block.shape[1] * (st.mean * st.inv_norm) ** 2
-                scale = float(xp.max(ratio)) ** 0.5
+                # One transfer for both maxima: a host sync per block, not two.
+                top, scale = (float(v) for v in to_numpy(xp.stack([xp.astype(top, xp.float64), xp.max(ratio)])))
+                scale **= 0.5
+            else:
+                top = float(top)
             self._parts[b0] = (b1, st, top, scale)
         return rows
 

@@ -32,7 +32,7 @@ import math
 from typing import Any
 
 from .._backend import array_namespace, device_of
-from .._delegation import kth_largest, order_rows
+from .._delegation import kth_largest, mask_counts, order_rows
 
 __all__ = ["topk_largest", "kth_largest", "merge_topk", "update_topk"]
 
@@ -237,7 +237,7 @@ def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]
     k = values.shape[1]
     dev = device_of(S)
     mask = S > values[:, k - 1 : k]
-    total = int(xp.count_nonzero(mask))
+    total, widest, per_row = mask_counts(mask)
     if total == 0:
         return values, index
     # The count bounds the candidate arrays before they are built (the tile budget).
@@ -245,8 +245,12 @@ def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]
     flat = xp.nonzero(xp.reshape(mask, (-1,)))[0] if sparse else None
     del mask
     if flat is not None:
-        starts = xp.searchsorted(flat, xp.arange(rows, device=dev, dtype=flat.dtype) * m)
-        counts, widest = _row_counts(starts, total, xp)
+        if per_row is None:
+            starts = xp.searchsorted(flat, xp.arange(rows, device=dev, dtype=flat.dtype) * m)
+            counts, widest = _row_counts(starts, total, xp)
+        else:  # counted already (a device): exclusive prefix sums, no second sync
+            counts = xp.astype(per_row, flat.dtype)
+            starts = xp.cumulative_sum(counts) - counts
         if _even_enough(rows, widest, total, k):
             # Gather [current k | candidates, padded] row by row from one flat source.
             pos_old = xp.reshape(xp.arange(rows * k, dtype=starts.dtype, device=dev), (rows, k))
