@@ -5,10 +5,12 @@ CNN is inherently sequential (each addition changes the store that classifies th
 candidate). It is batched as follows: candidates are taken in blocks of ``block_size``; one
 :func:`gpuknn.neighbors.kneighbors` call gives the whole block's k nearest store members; the
 block is then scanned with vectorised votes for the *first* misclassified candidate, which is
-added to the store, and only the rest of the block is updated against the new member (one
-more ``kneighbors`` call of the remaining rows against that single point). Python work is
-O(additions + blocks), the arithmetic O(n · |store| · d) as in the plain algorithm, and the
-result does not depend on ``block_size``.
+added to the store, and only the rest of the block is updated against the new member. The
+distances among a block's candidates come from one more search per block (the block against
+itself), so an addition costs a column of that matrix and a vote -- no search and one host
+sync per addition, not a ``kneighbors`` call each. Python work is O(additions + blocks), the
+arithmetic O(n · |store| · d + n · block_size · d), and the result does not depend on
+``block_size``.
 """
 
 from __future__ import annotations
@@ -174,6 +176,12 @@ class CondensedNearestNeighbour(_SeededCondenser):
         Xr = xp.take(X, from_numpy(cand, xp, device=dev), axis=0)
         D, I = kneighbors(Xr, xp.take(X, store_x, axis=0), kk, **opts)
         D, L = sign * D, gather(y, gather(store_x, I))
+        # Distances among the block's candidates, (n_b, n_b) in candidate order: the column
+        # of a candidate that joins the store updates the rows after it.
+        Db, Ib = kneighbors(Xr, Xr, int(cand.shape[0]), **opts)
+        M = sign * xp.take_along_axis(Db, xp.argsort(Ib, axis=1), axis=1)
+        del Db, Ib
+        first = 0  # candidates before this block position have been decided
         while cand.shape[0]:
             wrong = np.flatnonzero(_vote(L, kk, n_cls) != c)
             if wrong.size == 0:
@@ -181,11 +189,11 @@ class CondensedNearestNeighbour(_SeededCondenser):
             j = int(wrong[0])
             g = int(cand[j])
             yield g
-            cand, Xr, D, L = cand[j + 1 :], Xr[j + 1 :, :], D[j + 1 :, :], L[j + 1 :, :]
+            cand, D, L = cand[j + 1 :], D[j + 1 :, :], L[j + 1 :, :]
+            first += j + 1
             if cand.shape[0] == 0:
                 return
-            x_new = xp.take(X, from_numpy(np.asarray([g], dtype=np.int64), xp, device=dev), axis=0)
-            d_new = sign * kneighbors(Xr, x_new, 1, **opts)[0]
+            d_new = M[first:, first - 1 : first]
             l_new = xp.full((cand.shape[0], 1), c, dtype=L.dtype, device=dev)
             D, L = xp.concat([D, d_new], axis=1), xp.concat([L, l_new], axis=1)
             if kk < k:
