@@ -16,14 +16,18 @@ faster, never different in what it promises (each promise is tested on every bac
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import functools
+import inspect
+from typing import Any, Callable
 
-from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
+from array_api_compat import is_cupy_array, is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
 from ._backend import array_namespace, device_of, from_numpy
 
 __all__ = ["dot64", "sqdist64", "matmul_unit_roundoff", "take_rows", "kth_largest", "order_rows", "bincount", "gram_accumulate",
-           "scale_columns", "add_outer", "mask_counts"]
+           "scale_columns", "add_outer", "mask_counts",
+           "device_scope", "on_input_device"]
 
 
 def dot64(a: Any, b: Any) -> Any:
@@ -357,3 +361,48 @@ def mask_counts(mask: Any) -> tuple[int, int | None, Any]:
 
     total, widest = (int(v) for v in to_numpy(xp.stack([xp.sum(per_row), xp.max(per_row)])))
     return total, widest, per_row
+
+
+def device_scope(*arrays: Any) -> Any:
+    """A context in which arrays created without a device land on the inputs' device.
+
+    CuPy: the first CuPy array's ``cupy.cuda.Device`` (array-api-compat's creation functions
+    ignore ``device=`` and use the *current* CUDA device, so on a machine with several GPUs
+    everything a function creates must be made under the input's). Elsewhere ``device=``
+    is honoured and nothing is needed: a null context. Arguments that are tuples (a
+    :class:`~gpuknn.PartialNeighbors`, say) are looked into one level deep.
+    """
+    for a in arrays:
+        for b in (a if isinstance(a, tuple) else (a,)):
+            if is_cupy_array(b):
+                return b.device  # a cupy.cuda.Device is itself the context manager
+    return contextlib.nullcontext()
+
+
+def on_input_device(fn: Callable) -> Callable:
+    """Decorator of a public entry point: run ``fn`` within :func:`device_scope` of its
+    array arguments (generators: each step, so the caller's own code between steps runs
+    on whatever device it chose)."""
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def steps(*args: Any, **kwargs: Any) -> Any:
+            scope = functools.partial(device_scope, *args, *kwargs.values())
+            with scope():
+                it = fn(*args, **kwargs)
+            while True:
+                with scope():
+                    try:
+                        item = next(it)
+                    except StopIteration:
+                        return
+                yield item
+
+        return steps
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with device_scope(*args, *kwargs.values()):
+            return fn(*args, **kwargs)
+
+    return run

@@ -9,13 +9,34 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ._delegation import on_input_device
 from .errors import InvalidInputError, NotFittedError
 
 __all__ = ["BaseEstimator", "check_is_fitted"]
 
 
+# Methods through which arrays enter an estimator: each runs on its inputs' device.
+_ENTRY_METHODS = ("fit", "predict", "predict_proba", "transform", "fit_transform",
+                  "inverse_transform", "fit_predict", "fit_resample", "kneighbors", "score",
+                  "predict_membership", "split")
+
+
 class BaseEstimator:
-    """Base class giving ``get_params``, ``set_params`` and a readable ``repr``."""
+    """Base class giving ``get_params``, ``set_params`` and a readable ``repr``.
+
+    Every subclass's entry methods (``fit``, ``predict``, ...) run within
+    :func:`gpuknn._delegation.device_scope` of their arguments, so what they create lands on
+    the inputs' device on CuPy too (see :func:`gpuknn._delegation.on_input_device`).
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in _ENTRY_METHODS:
+            method = cls.__dict__.get(name)
+            if callable(method) and not getattr(method, "_on_input_device", False):
+                wrapped = on_input_device(method)
+                wrapped._on_input_device = True
+                setattr(cls, name, wrapped)
 
     @classmethod
     def _param_names(cls) -> list[str]:

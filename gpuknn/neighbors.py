@@ -36,7 +36,7 @@ from ._backend import (
     preferred_tile_bytes,
     validate_matrix,
 )
-from ._delegation import matmul_unit_roundoff
+from ._delegation import matmul_unit_roundoff, on_input_device
 from .errors import InvalidInputError
 from .ops.certify import tile_error_bound
 from .ops.distance import check_metric, validate_pair
@@ -104,6 +104,7 @@ class PreparedReference:
         return self.reference.dtype
 
 
+@on_input_device
 def kneighbors(
     Q: Any,
     R: Any,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+from ._delegation import on_input_device
 from ._backend import array_namespace, check_int, device_of
 from .errors import InvalidInputError
 from .neighbors import _check_working_memory, kneighbors_keys, resolve_inputs
@@ -56,6 +57,7 @@ class PartialNeighbors(NamedTuple):
     dtype: Any
 
 
+@on_input_device
 def kneighbors_partial(
     Q: Any, R: Any, k: int, *, offset: int = 0, metric: str = "euclidean",
     working_memory: int | None = None,
@@ -105,6 +107,7 @@ def kneighbors_partial(
     return PartialNeighbors(keys, idx, metric, Q.dtype)
 
 
+@on_input_device
 def merge_partial(a: PartialNeighbors, b: PartialNeighbors) -> PartialNeighbors:
     """The k best of two partial results, by (key descending, index ascending).
 
@@ -132,6 +135,7 @@ def merge_partial(a: PartialNeighbors, b: PartialNeighbors) -> PartialNeighbors:
     return PartialNeighbors(keys, idx, a.metric, a.dtype)
 
 
+@on_input_device
 def finalize_partial(p: PartialNeighbors, *, return_distance: bool = True):
     """``(distances, indices)`` of a merged result, as :func:`gpuknn.kneighbors` returns them.
 

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._delegation import on_input_device
 from ._backend import array_namespace, device_of, to_numpy
 from .errors import InvalidInputError
 from .ops.rows import replace_rows
@@ -73,6 +74,7 @@ def _cumulative(lab: Any, w: Any, k_idx: Any, n_classes: int, xp: Any) -> Any:
     return xp.take(xp.cumulative_sum(onehot, axis=1), k_idx, axis=1)
 
 
+@on_input_device
 def vote_counts(
     neighbor_labels: Any,
     ks: Sequence[int],
@@ -128,6 +130,7 @@ def vote_counts(
     return xp.permute_dims(counts, (1, 0, 2))
 
 
+@on_input_device
 def votes_for_many_k(
     neighbor_labels: Any,
     ks: Sequence[int],

@@ -71,3 +71,39 @@ def test_kth_largest_order_rows_and_bincount(backend):
     assert_xp(order_rows(backend.asarray(rows), backend.asarray(vals), backend.asarray(ties)),
               np.array([4, 2, 1, 0, 3]), backend)
     assert_xp(bincount(backend.asarray(np.array([0, 2, 2, -1, 2])), 3), np.array([1, 0, 3]), backend)
+
+
+def test_on_input_device_enters_the_inputs_scope(monkeypatch):
+    """Public entry points (functions, estimator methods, generators step by step) run
+    inside ``device_scope`` of their arguments -- on CuPy, the input's CUDA device."""
+    import contextlib
+
+    import gpuknn
+    from gpuknn import _delegation
+
+    entered = []
+
+    @contextlib.contextmanager
+    def recording(*arrays):
+        entered.append(arrays)
+        yield
+
+    monkeypatch.setattr(_delegation, "device_scope", recording)
+    X = np.arange(20.0).reshape(10, 2)
+    Q = X[:3]
+    gpuknn.kneighbors(Q, X, 2)
+    assert len(entered) == 1 and entered[0][0] is Q and entered[0][1] is X
+    gpuknn.KNeighborsClassifier(1).fit(X, np.arange(10) % 2)
+    assert len(entered) == 2 and any(a is X for a in entered[1])
+    chunks = list(gpuknn.pairwise_distances_chunked(X, X, working_memory=64))
+    # creation, each step, and the step that ends it
+    assert len(chunks) > 1 and len(entered) == 2 + 1 + len(chunks) + 1
+    assert all(e[0] is X for e in entered[2:])
+
+
+def test_device_scope_is_a_null_context_off_cupy():
+    import contextlib
+
+    from gpuknn._delegation import device_scope
+
+    assert isinstance(device_scope(np.zeros(2), (np.zeros(1),), None), contextlib.nullcontext)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
 from ..base import BaseEstimator, check_is_fitted
 from ..errors import InvalidInputError
@@ -33,6 +34,7 @@ def _sq_dists(X: Any, x_sq: Any, C: Any, xp: Any) -> Any:
     return xp.clip(x_sq[:, None] - 2.0 * (X @ C.T) + c_sq[None, :], min=0.0)
 
 
+@on_input_device
 def kmeans_plusplus(X: Any, n_clusters: int, *, random_state: Any = None) -> tuple[Any, Any]:
     """Greedy k-means++ seeding (Arthur & Vassilvitskii; scikit-learn's variant).
 

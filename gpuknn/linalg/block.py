@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import (
@@ -163,6 +164,7 @@ def _shift(C: Any, Q64: Any, W64: Any, theta: Any, S: Any, xp: Any) -> float:
     return max(min(low, alpha), 0.0) / 2
 
 
+@on_input_device
 def block_eigh(
     C: Any,
     n_components: int,

@@ -38,6 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, is_numpy_namespace, to_numpy, validate_matrix
 from ..errors import InvalidInputError
 from .numpy_blas import blas_threads as _blas_threads
@@ -51,6 +52,7 @@ _GROUP_ROWS = 16  # rows summed in X's dtype before the float64 accumulation
 _MAX_OFFSET_RATIO = 16.0  # largest sum x_j^2 / ((n-1) var_j) for the Gram shortcut
 
 
+@on_input_device
 def covariance(X: Any, *, correction: int | float = 1, dtype: Any = None) -> Any:
     """Sample covariance of the columns of ``X``.
 
@@ -307,6 +309,7 @@ def _raise_not_finite(X: Any, xp: Any) -> None:
     )
 
 
+@on_input_device
 def covariance_spectrum(X: Any, *, correction: int | float = 1, dtype: Any = None) -> Any:
     """All eigenvalues of the covariance of ``X``, largest first (no eigenvectors).
 

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
@@ -65,6 +66,7 @@ def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool, e: np.ndarray) -
     return B * xp.astype(from_numpy(f[:, None, None], xp, device=device_of(B)), B.dtype)
 
 
+@on_input_device
 def deflated_power_method(
     C: Any,
     n_components: int,

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, validate_matrix
 from ..errors import InvalidInputError
 
@@ -117,6 +118,7 @@ def residual_norms(C: Any, V: Any, lam: Any, xp: Any) -> Any:
     return big[..., 0, :] * xp.linalg.vector_norm(R / big, axis=-2)
 
 
+@on_input_device
 def eigh(C: Any, n_components: int | None = None) -> EigenResult:
     """Leading eigenpairs of a symmetric matrix by the dense direct solver.
 

@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace, to_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import validate_symmetric
@@ -243,6 +244,7 @@ def _start(
     return normalize(x0, x0, xp)
 
 
+@on_input_device
 def power_method(
     B: Any,
     *,

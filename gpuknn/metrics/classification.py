@@ -21,7 +21,7 @@ import numpy as np
 import array_api_compat.numpy as _npx
 
 from .._backend import array_namespace, from_numpy, to_numpy
-from .._delegation import bincount
+from .._delegation import bincount, on_input_device
 from .._backend import device_of as _device
 from ..errors import InvalidInputError
 
@@ -158,6 +158,7 @@ def _divide(num: Any, den: Any, zero_division: Any, xp: Any, what: str) -> Any:
 
 
 # --------------------------------------------------------------------------- public
+@on_input_device
 def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
     """Fraction (or number) of correct predictions.
 
@@ -200,6 +201,7 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
     return float(n_ok) / yt.shape[0] if normalize else int(n_ok)
 
 
+@on_input_device
 def confusion_matrix(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: str | None = None) -> Any:
     """Confusion matrix ``C[i, j]`` = number of samples of class ``i`` predicted as ``j``.
 
@@ -270,6 +272,7 @@ def _binary_index(xp: Any, classes: Any, pos_label: Any, present: Any) -> int:
     return int(hits[0])
 
 
+@on_input_device
 def precision_recall_fscore_support(
     y_true: Any, y_pred: Any, *, beta: float = 1.0, labels: Any = None, pos_label: Any = 1,
     average: str | None = None, zero_division: Any = 0.0,
@@ -342,6 +345,7 @@ def precision_recall_fscore_support(
     return out[0], out[1], out[2], None
 
 
+@on_input_device
 def f1_score(
     y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
     zero_division: Any = 0.0,
@@ -363,6 +367,7 @@ def f1_score(
     return f
 
 
+@on_input_device
 def balanced_accuracy_score(y_true: Any, y_pred: Any, *, adjusted: bool = False) -> float:
     """Mean recall over the classes present in ``y_true``.
 
@@ -389,6 +394,7 @@ def balanced_accuracy_score(y_true: Any, y_pred: Any, *, adjusted: bool = False)
     return score
 
 
+@on_input_device
 def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_division: Any = 0.0) -> dict:
     """One-vs-rest counts and scores for the class ``pos_label``.
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._delegation import on_input_device
 from ..errors import InvalidInputError
 from .classification import _counts2d, _encode
 
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 
+@on_input_device
 def contingency_matrix(labels_true: Any, labels_pred: Any) -> Any:
     """Contingency table ``N[i, j]`` = number of points in true class i and cluster j.
 
@@ -66,6 +68,7 @@ def contingency_matrix(labels_true: Any, labels_pred: Any) -> Any:
     return _counts2d(t, p, int(ct.shape[0]), int(cp.shape[0]), xp)
 
 
+@on_input_device
 def pair_counts(labels_true: Any, labels_pred: Any) -> tuple[int, int, int, int]:
     """Pair counts ``(a, b, c, d)`` over the n(n−1)/2 unordered pairs of points.
 
@@ -99,6 +102,7 @@ def _pairs_from_table(N: Any) -> tuple[int, int, int, int]:
     return a, b, c, d
 
 
+@on_input_device
 def rand_score(labels_true: Any, labels_pred: Any) -> float:
     """Rand index: fraction of pairs on which the partitions agree, ``(a + d) / M``.
 
@@ -116,6 +120,7 @@ def rand_score(labels_true: Any, labels_pred: Any) -> float:
     return 1.0 if M == 0 else (a + d) / M
 
 
+@on_input_device
 def adjusted_rand_score(labels_true: Any, labels_pred: Any) -> float:
     """Rand index adjusted for chance (Hubert & Arabie): 0 expected at random, 1 if identical.
 
@@ -134,6 +139,7 @@ def adjusted_rand_score(labels_true: Any, labels_pred: Any) -> float:
     return 2.0 * (a * d - b * c) / ((a + b) * (b + d) + (a + c) * (c + d))
 
 
+@on_input_device
 def pair_jaccard_score(labels_true: Any, labels_pred: Any) -> float:
     """Pair-counting Jaccard index ``a / (a + b + c)`` (not scikit-learn's label ``jaccard_score``).
 
@@ -150,6 +156,7 @@ def pair_jaccard_score(labels_true: Any, labels_pred: Any) -> float:
     return 1.0 if a + b + c == 0 else a / (a + b + c)
 
 
+@on_input_device
 def fowlkes_mallows_score(labels_true: Any, labels_pred: Any) -> float:
     """Fowlkes–Mallows index ``a / sqrt((a + b)(a + c))``; 0.0 when ``a = 0``.
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from ..errors import InvalidInputError
 from .classification import _device, _encode
@@ -86,6 +87,7 @@ def _pearson(sx, sy, sxx, syy, sxy, count) -> float | None:
     return (sxy / count - mx * my) / math.sqrt(vx * vy)
 
 
+@on_input_device
 def hubert_gamma(
     A: Any,
     labels: Any,
@@ -186,6 +188,7 @@ def _cophenetic_tables(Z: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, n
     return pos, np.concatenate(levels), log2, (1 << np.arange(len(levels))).astype(np.int64)
 
 
+@on_input_device
 def cophenetic_correlation(
     X: Any,
     *,
@@ -277,6 +280,7 @@ class GapResult:
     extra: dict = field(default_factory=dict)
 
 
+@on_input_device
 def within_dispersion(X: Any, labels: Any) -> float:
     """Pooled within-cluster sum of squares ``W = Σ_r Σ_{i∈r} ||x_i − μ_r||²``.
 
@@ -302,6 +306,7 @@ def _default_clusterer(seed_rng: np.random.Generator) -> Callable[[Any, int], An
     return fit
 
 
+@on_input_device
 def gap_statistic(
     X: Any,
     *,

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, from_numpy, to_numpy
 from ..errors import InvalidInputError
 from .classification import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
@@ -83,6 +84,7 @@ def _warn_one_class(what: str) -> None:
     warnings.warn(f"only one class in y_true: {what} is undefined (NaN)", UndefinedMetricWarning, stacklevel=3)
 
 
+@on_input_device
 def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any, Any, Any]:
     """Receiver operating characteristic: false- and true-positive rates per threshold.
 
@@ -143,6 +145,7 @@ def _binary_auc(y: Any, s: Any, xp: Any) -> float:
     return float(twice) / (2.0 * P * N)
 
 
+@on_input_device
 def roc_auc_score(
     y_true: Any,
     y_score: Any,
@@ -248,6 +251,7 @@ def _average_ranks(s: Any, xp: Any) -> Any:
     return xp.take(xp.take(mean_rank, gid), xp.argsort(order))
 
 
+@on_input_device
 def borda_rank(scores_list: Any) -> Any:
     """Borda-count aggregation of several scorings of the same n items.
 
@@ -289,6 +293,7 @@ def borda_rank(scores_list: Any) -> Any:
     return total / len(rows)
 
 
+@on_input_device
 def roc_convex_hull(fpr: Any, tpr: Any) -> tuple[Any, Any, Any]:
     """Upper convex hull of ROC points, from (0, 0) to (1, 1) (Provost & Fawcett).
 

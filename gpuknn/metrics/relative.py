@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, validate_matrix
 from ..errors import InvalidInputError
 from .classification import _device
@@ -57,6 +58,7 @@ def _centre_distances(C: Any, xp: Any) -> Any:
     return xp.sqrt(xp.sum(diff * diff, axis=2))
 
 
+@on_input_device
 def dunn_index(
     X: Any, labels: Any, *, metric: str = "euclidean", working_memory: int | None = None
 ) -> float:
@@ -102,6 +104,7 @@ def dunn_index(
     return inter / intra
 
 
+@on_input_device
 def davies_bouldin_score(X: Any, labels: Any) -> float:
     """Davies–Bouldin index (scikit-learn's definition; lower is better).
 
@@ -136,6 +139,7 @@ def davies_bouldin_score(X: Any, labels: Any) -> float:
     return float(xp.mean(xp.max(ratio, axis=1)))
 
 
+@on_input_device
 def sd_scat_dis(X: Any, labels: Any) -> tuple[float, float]:
     """The two terms of Halkidi's SD index.
 
@@ -166,6 +170,7 @@ def sd_scat_dis(X: Any, labels: Any) -> tuple[float, float]:
     return scat, dis
 
 
+@on_input_device
 def sd_index(X: Any, labels: Any, *, alpha: float | None = None, labels_kmax: Any = None) -> float:
     """Halkidi's SD validity index ``α · Scat(K) + Dis(K)`` (lower is better).
 
@@ -213,6 +218,7 @@ def _check_memberships(u: Any, xp: Any) -> Any:
     return u
 
 
+@on_input_device
 def partition_coefficient(u: Any) -> float:
     """Bezdek's partition coefficient ``PC = (1/n) Σ_i Σ_k u_ik²`` in [1/K, 1].
 
@@ -234,6 +240,7 @@ def partition_coefficient(u: Any) -> float:
     return float(xp.sum(u * u)) / int(u.shape[0])
 
 
+@on_input_device
 def xie_beni_index(X: Any, u: Any, centers: Any = None, *, m: float = 2.0) -> float:
     """Xie–Beni index ``Σ_i Σ_k u_ik^m ||x_i − v_k||² / (n · min_{k≠l} ||v_k − v_l||²)``.
 

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._delegation import take_rows
+from .._delegation import on_input_device, take_rows
 from .._backend import array_namespace, device_of, to_numpy, validate_matrix
 from ..classifiers._base import encode_labels
 from .splitters import StratifiedKFold
@@ -108,6 +108,7 @@ def _rows(scores: dict, ks, fold: int, extra: dict) -> list[dict]:
             for w, per in scores.items() for j, k in enumerate(ks)]
 
 
+@on_input_device
 def cross_validate_k(X: Any, y: Any, ks: Sequence[int], *, cv: Any = None, metric: str = "euclidean",
                      weights: Sequence[str] = ("uniform",), scoring: Sequence[str] | dict = ("accuracy",),
                      working_memory: int | None = None) -> SweepTable:
@@ -151,6 +152,7 @@ def cross_validate_k(X: Any, y: Any, ks: Sequence[int], *, cv: Any = None, metri
     return SweepTable(rows, names)
 
 
+@on_input_device
 def cross_validate_kp(X: Any, y: Any, ks: Sequence[int], ps: Sequence[int], *, cv: Any = None,
                       metric: str = "correlation", weights: Sequence[str] = ("uniform",),
                       scoring: Sequence[str] | dict = ("accuracy",), pca_solver: str = "eigh",

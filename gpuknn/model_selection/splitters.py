@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .._delegation import take_rows
+from .._delegation import on_input_device, take_rows
 from .._backend import check_int, to_numpy
 from ..base import BaseEstimator
 from ..errors import InvalidInputError
@@ -149,6 +149,7 @@ class RepeatedStratifiedKFold(BaseEstimator):
             yield from _split_by_fold(inner.fold_assignment(y_host, rng), _check_splits(self.n_splits))
 
 
+@on_input_device
 def train_test_split(
     *arrays: Any,
     test_size: float | int | None = None,

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from .._delegation import on_input_device
 from .._backend import array_namespace, default_working_memory, validate_matrix
 from ..errors import InvalidInputError
 
@@ -152,6 +153,7 @@ def validate_pair(
     return Q, R, xp
 
 
+@on_input_device
 def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean") -> Any:
     """Full distance matrix between the rows of X and Y (Y defaults to X).
 
@@ -183,6 +185,7 @@ def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean") -> A
     return blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=0)
 
 
+@on_input_device
 def pairwise_distances_chunked(
     X: Any, Y: Any = None, *, metric: str = "euclidean", working_memory: int | None = None
 ) -> Iterator[tuple[int, Any]]:

@@ -21,7 +21,7 @@ from ..metrics import borda_rank, roc_auc_score
 from ..model_selection import StratifiedKFold
 from ..neighbors import kneighbors
 from ..votes import vote_counts
-from .._delegation import take_rows
+from .._delegation import on_input_device, take_rows
 from ._base import gather
 
 __all__ = ["KNNScorer", "default_knn_scorers", "knn_positive_scores", "ResampledCVResult", "cross_validate_resampled"]
@@ -46,6 +46,7 @@ def default_knn_scorers(ks: Sequence[int] = (3, 5, 11), weights: Sequence[str] =
     return [KNNScorer(int(k), w) for w in weights for k in ks]
 
 
+@on_input_device
 def knn_positive_scores(
     X_train: Any,
     y_train: Any,
@@ -134,6 +135,7 @@ class ResampledCVResult:
         return {n: float(v) for n, v in zip(self.names, np.nanstd(self.fold_auc, axis=0))}
 
 
+@on_input_device
 def cross_validate_resampled(
     X: Any,
     y: Any,
