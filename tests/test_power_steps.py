@@ -1,4 +1,4 @@
-"""gpuknn.linalg.power_steps: lazy, careful and NumPy-loop power steps, block prediction."""
+"""gpuknn.linalg.power_steps: lazy and careful power steps, block prediction."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ def test_negative_dominant_eigenvalue_flips_every_step(xp, to_xp):
 
 
 @pytest.mark.parametrize("growth", [None, 40.0])
-def test_numpy_loop_equals_generic_driver(growth):
-    """The NumPy loop for one matrix and the generic driver: same blocks, counts, vectors."""
+def test_driver_is_the_same_on_numpy_and_strict(growth):
+    """The driver on NumPy and on array_api_strict: same blocks, counts, vectors, bit for bit."""
     import array_api_strict as strict
 
     C = spd(40, seed=5, decay=0.95).astype(np.float32)

@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._delegation import on_input_device
-from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace
+from .._backend import array_namespace, device_of, from_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import (
     EigenResult,
@@ -93,29 +93,15 @@ def cholesky_ok(L: Any, G: Any, xp: Any) -> bool:
     return bool(ok)
 
 
-_LEAF = 32  # below this, a general inverse (LU) beats the Python cost of splitting
-
-
 def _inv_lower(L: Any, xp: Any) -> Any:
     """Inverse of a lower-triangular ``L`` (b, b), exactly zero above the diagonal.
 
-    Generic path: ``xp.linalg.inv`` (one call, which a GPU wants), its round-off above the
-    diagonal zeroed (LU pivots on a factor with large off-diagonal entries). On NumPy,
-    recursive halving ``[[A, 0], [B, D]]^-1 = [[A^-1, 0], [-D^-1 B A^-1, D^-1]]`` down to
-    blocks of at most 32 rows: mostly matrix products (~b^3 / 3 multiply-adds), 0.27 ms at
-    b = 150 on the CPU machine against 0.80 ms for the general inverse. Not LAPACK
-    ``trtri`` from SciPy (0.19 ms alone): SciPy's OpenBLAS keeps threads of its own, which
-    spin after each call and took the cores from NumPy's BLAS between the products of the
-    iteration -- 250 against 70 ms for a whole solve with b = 170.
+    ``xp.linalg.inv`` (one call, which a GPU wants), its round-off above the diagonal zeroed
+    (LU pivots on a factor with large off-diagonal entries). (A NumPy-only recursive halving,
+    faster on the CPU for b > 32, was removed by the delegation layer's 10 % rule: the block
+    solver is not a default job; docs/benchmarks.md.)
     """
-    b = L.shape[0]
-    if b > _LEAF and is_numpy_namespace(xp):
-        h = b // 2
-        Ai, Di = _inv_lower(L[:h, :h], xp), _inv_lower(L[h:, h:], xp)
-        X = -xp.matmul(Di, xp.matmul(L[h:, :h], Ai))
-        upper = xp.concat([Ai, xp.zeros((h, b - h), dtype=L.dtype, device=device_of(L))], axis=1)
-        return xp.concat([upper, xp.concat([X, Di], axis=1)], axis=0)
-    i = xp.arange(b, device=device_of(L))
+    i = xp.arange(L.shape[0], device=device_of(L))
     return xp.where(i[:, None] >= i[None, :], xp.linalg.inv(L), xp.zeros_like(L))
 
 

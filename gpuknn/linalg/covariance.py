@@ -26,28 +26,24 @@ costs a third of a float64 sum): the shortcut subtracts ``n mu mu^T``, so an err
 ``mu`` enters the covariance at first order (a plain float32 mean of 60 000 pixel rows is
 off by ~1e-4 relative, which showed up as 4e-4 eigenvalue errors).
 
-On NumPy with a multithreaded pthreads OpenBLAS and a large X both products run as row
-chunks in parallel threads on single-threaded BLAS (:func:`gram_and_sums`,
-:func:`_reduce_row_chunks`).
+Both products run over row chunks of 16 MiB summed in chunk order
+(:func:`_reduce_row_chunks`): shorter float32 sums than one long GEMM, the same on every
+backend.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import numpy as np
 
 from .._delegation import on_input_device
-from .._backend import array_namespace, is_numpy_namespace, to_numpy, validate_matrix
+from .._backend import array_namespace, to_numpy, validate_matrix
 from ..errors import InvalidInputError
-from .numpy_blas import blas_threads as _blas_threads
-from .numpy_blas import controller as _numpy_blas
 
 __all__ = ["covariance", "covariance_spectrum"]
 
 _CHUNK_BYTES = 16 << 20
-_PARALLEL_MIN_WORK = 1 << 31  # n d^2 below this: one multithreaded BLAS call is as fast
 _GROUP_ROWS = 16  # rows summed in X's dtype before the float64 accumulation
 _MAX_OFFSET_RATIO = 16.0  # largest sum x_j^2 / ((n-1) var_j) for the Gram shortcut
 
@@ -190,19 +186,13 @@ def gram_and_sums(X: Any) -> tuple[Any, Any]:
     """``X^T X`` (d, d), computed in X's dtype and returned in float64, and the column sums
     of X (d,) in float64 (:func:`column_sums`).
 
-    One GEMM (``syrk`` on NumPy), except on NumPy with a multithreaded pthreads OpenBLAS and
-    enough work (:func:`_reduce_row_chunks`): there row chunks of 16 MiB are multiplied in
-    parallel threads on single-threaded BLAS and summed in chunk order -- on the 2-core CPU
-    machine 0.21-0.23 s for Fashion-MNIST against 0.22-0.25 s for OpenBLAS's own two-thread
-    ``syrk`` in the same runs, and the shorter float32 sums are more accurate (the number
-    of terms grows with n, like the blocks of one long ``syrk``). There each chunk's column
-    sums are taken by the same thread right after its GEMM, while the chunk is still in
-    cache, instead of a separate pass over X (~11 ms for Fashion-MNIST); elsewhere the sums
-    are that separate pass.
+    Row chunks of 16 MiB (:func:`_reduce_row_chunks`), each one GEMM and its column sums
+    (taken right after the GEMM, while the chunk is in cache), summed in chunk order: the
+    shorter float32 sums are more accurate than one long GEMM's (whose error grows with n).
     """
     xp = array_namespace(X)
     G, sums = _reduce_row_chunks(
-        X, lambda Xc: (xp.matmul(xp.matrix_transpose(Xc), Xc), column_sums(Xc)), xp, whole=True
+        X, lambda Xc: (xp.matmul(xp.matrix_transpose(Xc), Xc), column_sums(Xc)), xp
     )
     return xp.astype(G, xp.float64), sums
 
@@ -229,64 +219,19 @@ def centred_scatter(X: Any, mean: Any) -> Any:
     return S - n * (drift[:, None] * drift[None, :])
 
 
-_LOCK = threading.Lock()  # one caller at a time limits BLAS (see _reduce_row_chunks)
-
-
-def _reduce_row_chunks(
-    X: Any, f: Callable[[Any], tuple], xp: Any, *, whole: bool = False
-) -> tuple:
+def _reduce_row_chunks(X: Any, f: Callable[[Any], tuple], xp: Any) -> tuple:
     """Sum, term by term in chunk order, of the tuples ``f(X[rows])`` over row chunks of
-    16 MiB; with ``whole``, ``f(X)`` itself when chunks would not run in parallel.
+    16 MiB (memory: a chunk's results and the partial sums).
 
-    On NumPy with a multithreaded pthreads OpenBLAS, when ``n d^2`` is large enough to pay,
-    the chunks run in that many Python threads with BLAS limited to one thread (the GIL is
-    released inside BLAS): independent GEMMs over row chunks keep both cores of the CPU
-    machine busier than one multithreaded ``syrk``. The chunks and the order of the sums do
-    not depend on the number of threads (2 or more), so results are reproducible. At most
-    two chunks per thread are in flight, and each result is added as soon as its turn comes,
-    so memory stays at a few chunks and partial sums. BLAS is limited process-wide while
-    the chunks run: one gpuknn caller at a time does this (others take the plain path), but
-    another library changing BLAS threads at that moment is not guarded against.
+    (A NumPy-only variant ran the chunks on threads with BLAS limited to one thread each; it
+    saved nothing of a ``PCA().fit`` -- 0.262 against 0.263 s on Fashion-MNIST, see
+    docs/benchmarks.md -- and was removed by the 10 % rule of the delegation layer.)
     """
     n, d = X.shape
     rows = max(1, _CHUNK_BYTES // max(1, d * (8 if X.dtype == xp.float64 else 4)))
-    chunks = [(a, min(a + rows, n)) for a in range(0, n, rows)]
-    parallel = (is_numpy_namespace(xp) and len(chunks) > 1 and n * d * d >= _PARALLEL_MIN_WORK
-                and _numpy_blas() is not None and _LOCK.acquire(blocking=False))
-    if not parallel:
-        return f(X) if whole else _reduce_serial(X, f, chunks)
-    try:
-        threads = min(_blas_threads(), len(chunks))
-        if threads < 2:
-            return f(X) if whole else _reduce_serial(X, f, chunks)
-        return _reduce_threads(X, f, chunks, threads)
-    finally:
-        _LOCK.release()
-
-
-def _reduce_serial(X: Any, f: Callable[[Any], tuple], chunks: list) -> tuple:
     total = None
-    for a, b in chunks:
-        total = _add(total, f(X[a:b, :]))
-    return total
-
-
-def _reduce_threads(X: Any, f: Callable[[Any], tuple], chunks: list, threads: int) -> tuple:
-    from concurrent.futures import ThreadPoolExecutor
-
-    err = np.geterr()  # NumPy's error state is per thread: the workers get the caller's
-
-    def work(ab: tuple[int, int]) -> tuple:
-        with np.errstate(**err):
-            return f(X[ab[0] : ab[1], :])
-
-    total = None
-    with _numpy_blas().limit(limits=1), ThreadPoolExecutor(threads) as pool:
-        pending = [pool.submit(work, ab) for ab in chunks[: 2 * threads]]
-        for nxt in chunks[2 * threads :] + [None] * min(2 * threads, len(chunks)):
-            total = _add(total, pending.pop(0).result())
-            if nxt is not None:
-                pending.append(pool.submit(work, nxt))
+    for a in range(0, n, rows):
+        total = _add(total, f(X[a : min(a + rows, n), :]))
     return total
 
 

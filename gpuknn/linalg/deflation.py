@@ -14,52 +14,26 @@ from typing import Any, Callable
 import numpy as np
 
 from .._delegation import on_input_device
-from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace
+from .._backend import array_namespace, device_of, from_numpy
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
-from .numpy_blas import rank1_update
 from .power import _check_options, _iterate, _random_unit, _rayleigh, _use_powers
 from .power_steps import exponent_limit, normalize
 
 __all__ = ["deflated_power_method"]
 
 
-def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, owned: bool, e: np.ndarray) -> Any:
-    """Hotelling deflation ``(B - lam v v^T) / 2^e`` of a stack (m, n, n); ``owned``: B may
-    be overwritten (NumPy then updates it in place instead of allocating a new stack).
+def _deflate(B: Any, V: Any, lam: Any, xp: Any, *, e: np.ndarray) -> Any:
+    """Hotelling deflation ``(B - lam v v^T) / 2^e`` of a stack (m, n, n).
 
     The division by ``2^e`` (exact while no entry falls below the smallest normal number)
     brings the eigenvalue just found to about 1, so the next run's growth hint is
     ``lambda_{j+1} / lambda_j <= 1`` and its lazy blocks rarely need the run's own
-    rescaling (see :mod:`gpuknn.linalg.power_steps`).
-
-    On NumPy the update is NumPy's own BLAS ``ger`` where it can be reached
-    (:func:`~gpuknn.linalg.numpy_blas.rank1_update`): right after a ``gemv`` chain it takes
-    0.22-0.78 ms for n = 784 in float32, against 0.68-2.9 ms for the ufunc loop below, whose
-    single thread competes with OpenBLAS's still spinning worker. (SciPy's ``ger`` is not
-    an option: its wheel's OpenBLAS has a thread pool of its own, and with both pools
-    spinning the later ``gemv`` took 54-57 us against 19-25 us -- the "ger slows later
-    products" once blamed on the update itself.)
+    rescaling (see :mod:`gpuknn.linalg.power_steps`). (An in-place NumPy update through
+    BLAS ``ger`` was removed by the delegation layer's 10 % rule: the deflation solver is
+    not a default job; docs/benchmarks.md.)
     """
     f = np.exp2(-e)
-    if is_numpy_namespace(xp):
-        if not owned:
-            B = np.array(B, order="C")  # the caller's matrix stays as it was
-        # The fallback works in place, in row blocks of the outer product small enough to
-        # stay in cache: one pass over B (0.55 -> 0.25 ms for n = 784) instead of writing and
-        # re-reading an n x n temporary.
-        n = B.shape[-1]
-        rows = max(1, (256 << 10) // (n * B.itemsize))
-        for i in range(B.shape[0]):
-            if f[i] == 1.0 and rank1_update(B[i], V[i], V[i], -float(lam[i])):
-                continue
-            lv = lam[i] * V[i]
-            for r in range(0, n, rows):
-                block = B[i, r : r + rows]
-                block -= V[i, r : r + rows, None] * lv[None, :]
-                if f[i] != 1.0:
-                    block *= B.dtype.type(f[i])  # a float32 scalar keeps a float32 loop
-        return B
     B = B - V[:, :, None] * (lam[:, None] * V)[:, None, :]
     if np.all(f == 1.0):
         return B
@@ -153,7 +127,7 @@ def deflated_power_method(
         # 2^e and 2^E stay normal numbers of the dtype (eigenvalues near its limits)
         e = np.clip(np.where(np.isfinite(growth), np.round(growth), 0.0),
                     np.maximum(-limit, -limit - E), np.minimum(limit, limit - E))
-        B = _deflate(B, V, lam, xp, owned=j > 0, e=e)
+        B = _deflate(B, V, lam, xp, e=e)
         lams.append(lam * xp.astype(from_numpy(np.exp2(E), xp, device=dev), lam.dtype))
         E, growth = E + e, growth - e
         vecs.append(V)

@@ -23,7 +23,7 @@ whole stack together; a member that has converged is dropped from the working se
 
 How a block's iterates are made (lazy products normalised once per block, the careful
 per-step normalisation, or matrix powers for tiny ``n``) is in
-:mod:`gpuknn.linalg.power_steps`, which also holds the NumPy loop for one matrix.
+:mod:`gpuknn.linalg.power_steps`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._delegation import on_input_device
-from .._backend import array_namespace, device_of, from_numpy, is_numpy_namespace, to_numpy
+from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import validate_symmetric
 from .power_steps import (
@@ -48,7 +48,6 @@ from .power_steps import (
     lazy_steps,
     matrix_powers,
     normalize,
-    numpy_power_run,
     predict_steps,
     rescale_exponent,
     step_test,
@@ -126,12 +125,6 @@ def _iterate(
     m, n = V.shape
     dev = device_of(B)
     g = np.full(m, np.nan) if growth is None else np.asarray(growth, dtype=np.float64).copy()
-    if m == 1 and not powers and is_numpy_namespace(xp):
-        v, d, it, cv, g0 = numpy_power_run(
-            B[0, ...], V[0, :], float(g[0]), max_iter=max_iter, tol=tol,
-            check_every=check_every, callback=callback, info=info or {},
-        )
-        return v[None, :], d[None, :], np.array([it]), np.array([cv]), np.array([g0])
     n_iter = np.full(m, max_iter, dtype=np.int64)
     converged = np.zeros(m, dtype=bool)
     done_idx: list[np.ndarray] = []

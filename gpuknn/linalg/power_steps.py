@@ -23,16 +23,14 @@ make the iterates, all equal up to rounding:
 * **powers**: for tiny ``n`` (the 5 x 5 matrices of the power study), ``B^1 .. B^K``
   formed once per matrix and all iterates from one batched product.
 
-:func:`numpy_power_run` is the whole iteration for one NumPy matrix -- the deflation solver's
-case -- with the generic driver's arithmetic (bit for bit on NumPy) written out on
-preallocated rows, so the work outside the ``gemv`` falls from ~5.5 to ~1-2 us per step on
-Fashion-MNIST (n = 784).
+(A NumPy copy of the whole iteration for one matrix was removed by the delegation layer's
+10 % rule: it served the deflation solver, not a default job; docs/benchmarks.md.)
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -210,77 +208,3 @@ def predict_steps(dmax: Any, tol: float, most: int, rate: float = math.nan) -> t
     steps = decay_steps(r1, rate, tol, most)
     usable = 0.0 < rate < 1.0 and 0 < r1 < math.inf
     return steps, (rate if usable else math.nan)
-
-
-def numpy_power_run(
-    B: np.ndarray,
-    v: np.ndarray,
-    g: float,
-    *,
-    max_iter: int,
-    tol: float,
-    check_every: int,
-    callback: Callable[[dict], None] | None,
-    info: dict,
-) -> tuple[np.ndarray, np.ndarray, int, bool, float]:
-    """Power iterations on one NumPy matrix ``B`` (n, n) from the unit vector ``v``.
-
-    The arithmetic of the generic driver (:func:`gpuknn.linalg.power._iterate` with
-    :func:`lazy_steps`, :func:`careful_steps` and :func:`step_test`) on preallocated rows:
-    each product is written by BLAS ``gemv`` straight into its row, and the block's
-    bookkeeping runs on Python floats (a NumPy call costs ~1.5 us, a dozen of them per block
-    counted). Returns the vector at the stopping step, its step difference, the iteration
-    count, the convergence flag and the last growth of ``||B v||`` per step (log2).
-    """
-    n, dtype = v.shape[0], v.dtype
-    Kmax = min(check_every, max_iter)
-    W = np.empty((Kmax + 1, n), dtype)  # W[0]: the centred start, W[i]: products
-    N = np.empty((Kmax + 1, n), dtype)  # N[0]: v_0, N[i]: the iterates v_i
-    D = np.empty((Kmax, n), dtype)  # step differences, kept signed for the warm start
-    A = np.empty((Kmax, n), dtype)  # their absolute values
-    rows = list(W)
-    N[0] = v
-    t, want, rate, shift = 0, min(Kmax, FIRST_BLOCK), math.nan, 0
-    limit = exponent_limit(dtype, np)
-    while True:
-        K = min(want, max_iter - t)
-        e = rescale_exponent(g, K, limit)
-        if e:  # a steep growth would shorten the blocks: iterate on B / 2^e (exact)
-            B, g, shift = B * B.dtype.type(2.0**-e), g - e, shift + e
-        Kl = lazy_length(g, K)
-        ok = Kl > 0
-        if ok:
-            K = Kl
-            k = -round(g * (K + 1) / 2)
-            with np.errstate(over="ignore", invalid="ignore"):
-                np.multiply(N[0], 2.0**k, out=W[0])
-                for i in range(1, K + 1):
-                    np.dot(B, rows[i - 1], out=rows[i])
-                Wk = W[1 : K + 1]
-                # the generic driver's reduction (bit for bit), via the scratch rows
-                nrm = np.sqrt(np.multiply(Wk, Wk, out=A[:K]).sum(axis=1))
-            hn = nrm.tolist()
-            ok = _LO <= min(hn) and max(hn) <= _HI  # False for NaN
-            if ok:
-                np.divide(Wk, nrm[:, None], out=N[1 : K + 1])
-                g = math.log2(hn[-1] / hn[0]) / (K - 1) if K > 1 else math.log2(hn[0]) - k
-        if not ok:
-            Vs, gs = careful_steps(B[None], N[None, 0], K, np)
-            N[1 : K + 1], g = Vs[0], float(gs[0])
-        cur, prev, d = N[1 : K + 1], N[:K], D[:K]
-        dots = np.einsum("ij,ij->i", cur, prev)
-        np.subtract(cur, prev, out=d)
-        if dots.min() < 0:  # sign flips: a negative dominant eigenvalue
-            flip = dots < 0
-            d[flip] = cur[flip] + prev[flip]
-        hd = np.abs(d, out=A[:K]).max(axis=1).tolist()
-        i = next((j for j, x in enumerate(hd) if x < tol), -1)
-        t += K
-        if callback is not None:
-            callback({**info, "iteration": t, "n_active": 0 if i >= 0 else 1})
-        if i >= 0:
-            return N[i + 1].copy(), D[i].copy(), t - K + i + 1, True, g + shift
-        if t >= max_iter:
-            return N[K].copy(), D[K - 1].copy(), max_iter, False, g + shift
-        N[0] = N[K]
-        want, rate = predict_steps(hd, tol, check_every, rate)
