@@ -71,6 +71,60 @@ def test_kth_largest_order_rows_and_bincount(backend):
     assert_xp(order_rows(backend.asarray(rows), backend.asarray(vals), backend.asarray(ties)),
               np.array([4, 2, 1, 0, 3]), backend)
     assert_xp(bincount(backend.asarray(np.array([0, 2, 2, -1, 2])), 3), np.array([1, 0, 3]), backend)
+    # nothing to count (CuPy's own bincount raises there), or only negatives
+    empty = backend.asarray(np.zeros(0, dtype=np.int64))
+    assert_xp(bincount(empty, 4), np.zeros(4, dtype=np.int64), backend)
+    assert_xp(bincount(backend.asarray(np.array([-1, -1])), 2), np.zeros(2, dtype=np.int64), backend)
+
+
+@pytest.mark.parametrize("k", [1, 7, 600])  # 600: past CuPy's selection limit (a sort there)
+def test_kth_largest_any_k(backend, k):
+    from gpuknn._delegation import kth_largest
+
+    S = np.random.default_rng(k).normal(size=(9, 700))
+    S[3, :] = 1.5  # a row of ties
+    assert_xp(kth_largest(backend.asarray(S), k), -np.sort(-S, axis=1)[:, k - 1], backend)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_gram_accumulate_in_place(backend, first):
+    from gpuknn._delegation import gram_accumulate
+
+    rng = np.random.default_rng(3)
+    A, B = rng.normal(size=(5, 3)).astype(np.float32), rng.normal(size=(7, 3)).astype(np.float32)
+    G0 = rng.normal(size=(5, 7)).astype(np.float32)
+    flat = backend.asarray(np.concatenate([G0.ravel(), np.zeros(6, dtype=np.float32)]))
+    G = backend.xp.reshape(flat[:35], (5, 7))  # a contiguous prefix of a larger buffer
+    out = gram_accumulate(G, backend.asarray(A), backend.asarray(B), first=first)
+    want = A @ B.T + (0 if first else G0)
+    assert_xp(out, want, backend, dtype=backend.xp.float32, exact=False, rtol=1e-5, atol=1e-5)
+
+
+def test_scale_columns_and_add_outer(backend):
+    from gpuknn._delegation import add_outer, scale_columns
+
+    rng = np.random.default_rng(4)
+    G, w = rng.normal(size=(4, 6)), rng.normal(size=6)
+    x, y = rng.normal(size=4), rng.normal(size=6)
+    out = backend.asarray(np.zeros((4, 6)))
+    S = scale_columns(backend.asarray(G), backend.asarray(w), out=out)
+    assert_xp(S, G * w, backend, exact=False, rtol=1e-15)
+    S = add_outer(S, -2.0, backend.asarray(x), backend.asarray(y))
+    assert_xp(S, G * w - 2.0 * np.outer(x, y), backend, exact=False, rtol=1e-14, atol=1e-14)
+    shifted = scale_columns(backend.asarray(G), backend.asarray(w), shift=True)
+    assert_xp(shifted, G + w, backend)
+
+
+def test_mask_counts(backend):
+    from gpuknn._delegation import mask_counts
+
+    M = np.zeros((3, 5), dtype=bool)
+    M[0, :4] = M[2, 1] = True
+    total, widest, per_row = mask_counts(backend.asarray(M))
+    assert total == 5
+    if per_row is not None:  # a device: all three in one transfer
+        assert widest == 4
+        assert_xp(per_row, np.array([4, 0, 1]), backend)
 
 
 def test_on_input_device_enters_the_inputs_scope(monkeypatch):

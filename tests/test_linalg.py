@@ -428,3 +428,20 @@ def test_covariance_row_chunks(xp, to_xp, offset, monkeypatch):
                                atol=1e-7 * np.abs(X).max())
     with pytest.raises(InvalidInputError, match="rescale"):
         cov.covariance(to_xp(X * np.float32(3e19) + np.float32(offset * 1e16)))
+
+
+def test_cholesky_ok_reads_failure_from_the_factor(xp, to_xp):
+    """A partial factor (what CuPy returns for a matrix that is not positive definite,
+    without raising) is refused; a good one passes."""
+    from gpuknn.linalg.block import cholesky_ok
+
+    A = np.random.default_rng(17).normal(size=(6, 12))
+    G = A @ A.T
+    L = np.linalg.cholesky(G)
+    assert cholesky_ok(to_xp(L), to_xp(G), xp)
+    partial = L.copy()
+    partial[3:, 3:] = np.tril(G[3:, 3:])  # columns after a failed pivot left as they were
+    assert not cholesky_ok(to_xp(partial), to_xp(G), xp)
+    singular = G.copy()
+    singular[:, 0] = singular[0, :] = 0.0
+    assert not cholesky_ok(to_xp(np.nan_to_num(np.tril(singular))), to_xp(singular), xp)

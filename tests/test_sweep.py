@@ -50,3 +50,44 @@ def test_one_pass_k_scores_equal_separate_classifiers(xp, to_xp, weights):
         pred = to_numpy(clf.predict(to_xp(X[te])))
         assert scores["accuracy"][j] == pytest.approx(np.mean(pred == y[te]), abs=1e-12)
         assert scores["macro_f1"][j] == pytest.approx(f1_score(y[te], pred, average="macro"), abs=1e-12)
+
+
+def test_macro_f1_for_all_k_counts_absent_classes():
+    """Class 3 is neither true nor predicted: it counts 0, as f1_score(labels=range(C))."""
+    from sklearn.metrics import f1_score
+
+    from gpuknn.model_selection.sweep import _macro_f1
+
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 40)
+    pred = rng.integers(0, 3, (6, 40))
+    pred[2] = y  # one perfect row
+    got = _macro_f1(y, pred, 4)
+    want = [f1_score(y, p, labels=range(4), average="macro", zero_division=0) for p in pred]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_p_sweep_retries_narrower_blocks_when_memory_runs_out(monkeypatch):
+    from gpuknn.model_selection import psweep
+
+    rng = np.random.default_rng(6)
+    Z, Zq = rng.normal(size=(300, 8)), rng.normal(size=(20, 8))
+    want = neighbors_for_p_sweep(Z, Zq, [2, 5, 8], 4, metric="correlation")
+    widths = []
+    real = psweep._Sweep.nominate
+
+    def flaky(self, *args, **kwargs):
+        widths.append(self.cols)
+        if self.cols > 40:
+            raise MemoryError("simulated: out of memory")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(psweep._Sweep, "nominate", flaky)
+    got = neighbors_for_p_sweep(Z, Zq, [2, 5, 8], 4, metric="correlation")
+    assert widths[0] > 40 >= widths[-1] and len(widths) >= 2
+    for p in (2, 5, 8):
+        np.testing.assert_array_equal(got[p][1], want[p][1])
+        np.testing.assert_allclose(got[p][0], want[p][0], rtol=1e-12)
+    monkeypatch.setattr(psweep._Sweep, "nominate", lambda self, *a, **k: (_ for _ in ()).throw(ValueError("bad")))
+    with pytest.raises(ValueError, match="bad"):  # other errors are not retried
+        neighbors_for_p_sweep(Z, Zq, [2], 4, metric="correlation")
