@@ -150,7 +150,8 @@ def resolve_device(device: str = "auto") -> Any:
     """Map ``"auto" | "cpu" | "gpu"`` to an array namespace (for loaders and the CLI only).
 
     ``auto`` is CuPy when it imports and ``cupy.is_available()``; NumPy otherwise. The
-    environment variable ``GPUKNN_DEVICE`` overrides the argument.
+    environment variable ``GPUKNN_DEVICE``, when set to a non-empty value, overrides the
+    argument.
 
     Raises
     ------
@@ -159,8 +160,9 @@ def resolve_device(device: str = "auto") -> Any:
     InvalidInputError
         Any other value.
     """
-    device = os.environ.get("GPUKNN_DEVICE", device) or "auto"
-    device = device.strip().lower()
+    # The variable overrides the argument only when set to something: an empty value (as
+    # `GPUKNN_DEVICE= cmd` leaves it) must not turn an explicit "gpu" into "auto".
+    device = (os.environ.get("GPUKNN_DEVICE", "").strip() or device or "auto").strip().lower()
     if device not in ("auto", "cpu", "gpu"):
         raise InvalidInputError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
     if device == "cpu":

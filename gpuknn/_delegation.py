@@ -348,8 +348,8 @@ def mask_counts(mask: Any) -> tuple[int, int | None, Any]:
 
     A device pays a host sync per scalar it reports: there, the per-row counts are taken
     and their sum and maximum come back in one transfer. NumPy has no syncs to save and a
-    flat count is 7x faster than a per-row one, so it reports the total alone (the caller
-    finds the rest from the positions, on the host, for free).
+    flat count is several times faster than a per-row one (docs/benchmarks.md), so it reports
+    the total alone (the caller finds the rest from the positions, on the host, for free).
     """
     xp = array_namespace(mask)
     if is_numpy_namespace(xp):

@@ -19,6 +19,7 @@ import platform
 import time
 
 import numpy as np
+from _timing import timed_sweep
 
 
 def main() -> None:
@@ -31,7 +32,7 @@ def main() -> None:
 
     import gpuknn
     from gpuknn._backend import from_numpy, resolve_device
-    from gpuknn.studies.fashion_sweep import SweepConfig, run_sweep
+    from gpuknn.studies.fashion_sweep import SweepConfig
 
     xp = resolve_device(args.device)
     t0 = time.perf_counter()
@@ -45,20 +46,7 @@ def main() -> None:
     print(f"grid: raw k 1..{max(config.ks_raw)}; heatmap k 1..{max(config.ks)} x {len(config.ps)} p "
           f"values; {config.folds} folds; weights {config.weights}\n")
 
-    stages: dict[str, float] = {}
-    state = {"name": None, "t": time.perf_counter()}
-
-    def timing(event, info):
-        if event == "stage":
-            now = time.perf_counter()
-            if state["name"]:
-                stages[state["name"]] = now - state["t"]
-            state.update(name=info["name"], t=now)
-
-    t0 = time.perf_counter()
-    res = run_sweep(from_numpy(Xtr, xp), ytr, from_numpy(Xte, xp), yte, config, callback=timing)
-    total = time.perf_counter() - t0
-    stages[state["name"]] = time.perf_counter() - state["t"]
+    total, stages, res = timed_sweep(from_numpy(Xtr, xp), ytr, from_numpy(Xte, xp), yte, config)
     for name, t in stages.items():
         print(f"  {name:28s} {t:8.1f} s")
     print(f"  {'total (data load excluded)':28s} {total:8.1f} s")

@@ -16,13 +16,12 @@ PYVER=${2:-3.12}
 # What the target GPU image (Python 3.12 with numpy, scipy, scikit-learn, matplotlib, pytest,
 # tqdm, joblib, threadpoolctl, torch, cupy-cuda13x) lacks of pyproject.toml's dependencies and
 # its [test] extra. Exact versions: the ones the test suite passes with on the CPU machine.
+# For an image without threadpoolctl (a [test] dependency), add "threadpoolctl==3.8.0".
 WHEELS=(
   "array-api-compat==1.16.0"   # dependency: the array API over NumPy, CuPy and torch
   "array-api-strict==2.6.1"    # [test]: the strict backend of the "one answer" tests
   "imbalanced-learn==0.14.2"   # [test]: reference results for the resampling tests
   "sklearn-compat==0.1.6"      # needed by imbalanced-learn (--no-deps fetches no needs)
-  "threadpoolctl==3.8.0"       # the image has one; pinned because linalg/numpy_blas.py reads
-                               # its library entries (tiny, and shadows the image's copy)
 )
 
 # manylinux tags of an x86-64 Linux machine; pure wheels (py3-none-any) match any of them.

@@ -39,6 +39,17 @@ def test_resolve_device(monkeypatch):
         resolve_device("gpu")
     monkeypatch.setenv("GPUKNN_DEVICE", "cpu")
     assert "numpy" in resolve_device("gpu").__name__  # the environment overrides
+    monkeypatch.setenv("GPUKNN_DEVICE", " ")
+    with pytest.raises(DeviceUnavailableError, match="CuPy"):
+        resolve_device("gpu")  # ... only when set to something: an explicit "gpu" stays
+
+
+def test_mixed_inputs_name_both_namespaces_and_the_cure():
+    strict = pytest.importorskip("array_api_strict")
+    with pytest.raises(InvalidInputError, match=r"different namespaces.*array_api_strict.*numpy.*convert"):
+        array_namespace(np.zeros(2), strict.zeros(2))
+    with pytest.raises(InvalidInputError, match=r"different devices.*device1.*move"):
+        array_namespace(strict.zeros(2), strict.zeros(2, device=strict.Device("device1")))
 
 
 def test_namespace_round_trip(xp, to_xp):

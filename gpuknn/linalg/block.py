@@ -14,8 +14,8 @@ The leading Ritz pair ``i`` converges like ``(lambda_{b+1} / lambda_i)^t`` for t
 and twice as fast for the eigenvalue, so oversampling buys speed when the spectrum decays
 slowly (Fashion-MNIST: lambda_150 / lambda_100 ~ 0.6). Rayleigh-Ritz does not change the
 span, so doing it only every few iterations loses nothing; and Cholesky QR (a Gram GEMM, a
-b x b Cholesky and a product) replaces Householder QR, which costs ~25 ms for 784 x 150 on
-a CPU against ~2 ms. Its accuracy degrades with cond(W)^2 * eps, so the small matrices are
+b x b Cholesky and a product) replaces Householder QR, an order of magnitude slower for
+784 x 150 on a CPU (docs/benchmarks.md). Its accuracy degrades with cond(W)^2 * eps, so the small matrices are
 formed in float64 (cond(W) <= lambda_1 / lambda_b); a float64 basis is orthonormalised
 twice before each Rayleigh-Ritz step (CholeskyQR2), a float32 one once (its own rounding
 is larger than what the second pass would correct); if the Cholesky factor is not finite, the

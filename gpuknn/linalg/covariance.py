@@ -18,8 +18,8 @@ Two ways to the same matrix, chosen per call:
   the mean rounded to X's dtype and ``d`` the float64 mean of ``X - m`` (the corrected
   two-pass algorithm: the rounding of ``m`` cancels to first order, and a constant column,
   where ``X - m`` is one repeated number, comes out zero up to ~1e-16 of its own scale).
-  One pass over X more than the shortcut (Fashion-MNIST shifted by 3000: 0.29-0.36 s
-  against 0.24-0.27 s), accurate for any offset.
+  One pass over X more than the shortcut (timed in docs/benchmarks.md), accurate for
+  any offset.
 
 The column sums are accumulated in float64 (groups of 16 rows in X's dtype first, which
 costs a third of a float64 sum): the shortcut subtracts ``n mu mu^T``, so an error in
@@ -224,8 +224,8 @@ def _reduce_row_chunks(X: Any, f: Callable[[Any], tuple], xp: Any) -> tuple:
     16 MiB (memory: a chunk's results and the partial sums).
 
     (A NumPy-only variant ran the chunks on threads with BLAS limited to one thread each; it
-    saved nothing of a ``PCA().fit`` -- 0.262 against 0.263 s on Fashion-MNIST, see
-    docs/benchmarks.md -- and was removed by the 10 % rule of the delegation layer.)
+    saved nothing of a ``PCA().fit`` (docs/benchmarks.md) and was removed by the 10 % rule
+    of the delegation layer.)
     """
     n, d = X.shape
     rows = max(1, _CHUNK_BYTES // max(1, d * (8 if X.dtype == xp.float64 else 4)))

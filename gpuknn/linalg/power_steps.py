@@ -7,8 +7,8 @@ make the iterates, all equal up to rounding:
 * **lazy** (the default): the products ``w_i = B w_{i-1}`` from ``w_0 = 2^k v_0`` without
   normalising in between -- the directions of ``B^i v_0`` do not depend on the norms --, then
   all ``K`` rows divided by their norms at once. On NumPy the per-step normalisation (a dot,
-  a square root and a division: ~3 us) was 15 % of a step for n = 784, whose ``gemv`` takes
-  ~20 us; on a GPU it was three more kernel launches per step. Norms grow like
+  a square root and a division) was a sizeable share of a step for n = 784 (docs/pca.md); on
+  a GPU it was three more kernel launches per step. Norms grow like
   ``|lambda|^i``: the block is centred with the power of two ``2^k`` (exact, no rounding)
   from the growth ``2^g`` per step measured in the block before; a growth steep enough to
   shorten the block (beyond ``2^(+-2 SPREAD / (K - 1))``) makes the driver go on with a copy
