@@ -172,7 +172,8 @@ def resolve_device(device: str = "auto") -> Any:
         return array_api_compat.array_namespace(cp.empty(1))
     if device == "gpu":
         raise DeviceUnavailableError(
-            "device='gpu' needs CuPy and a CUDA device (pip install cupy-cuda12x); none found"
+            "device='gpu' needs CuPy and a CUDA device (pip install 'gpuknn[cuda12]', or "
+            "'gpuknn[cuda13]' for a CUDA 13 driver); none found"
         )
     return compat_numpy
 

@@ -71,18 +71,18 @@ class PCA(BaseEstimator):
 
     Attributes
     ----------
-    components_ : array, shape (n_components_, n_features)
+    components_ : array, shape ``(n_components_, n_features)``
         Principal axes, unit rows, descending variance.
-    explained_variance_ : array, shape (n_components_,)
+    explained_variance_ : array, shape ``(n_components_,)``
         Covariance eigenvalues (divisor ``n_samples - 1``), negatives clipped to 0.
-    explained_variance_ratio_ : array, shape (n_components_,)
+    explained_variance_ratio_ : array, shape ``(n_components_,)``
         ``explained_variance_ / trace(covariance)``: fraction of the *total* variance.
-    singular_values_ : array, shape (n_components_,)
+    singular_values_ : array, shape ``(n_components_,)``
         ``sqrt(explained_variance_ * (n_samples - 1))``.
     mean_ : array, shape (n_features,)
         Per-feature training mean.
     n_components_, n_features_in_, n_samples_ : int
-    n_iter_ : numpy.ndarray of int, shape (n_components_,)
+    n_iter_ : numpy.ndarray of int, shape ``(n_components_,)``
         Iterations per component ("deflation"), the block's iteration count repeated
         ("block"), zeros ("eigh").
     converged_ : bool
@@ -209,7 +209,7 @@ class PCA(BaseEstimator):
         return X, xp
 
     def transform(self, X: Any) -> Any:
-        """Project ``X`` (n, n_features) onto the components: (n, n_components_).
+        """Project ``X`` (n, n_features) onto the components: ``(n, n_components_)``.
 
         Centres with the *training* mean; output in X's floating dtype.
         """
@@ -222,7 +222,7 @@ class PCA(BaseEstimator):
         return self.fit(X).transform(X)
 
     def inverse_transform(self, Z: Any) -> Any:
-        """Map scores ``Z`` (n, n_components_) back to feature space (n, n_features)."""
+        """Map scores ``Z`` ``(n, n_components_)`` back to feature space ``(n, n_features)``."""
         Z, xp = self._check_X(Z, "n_components_", "Z")
         W = xp.astype(self.components_, Z.dtype)
         return xp.matmul(Z, W) + xp.astype(self.mean_, Z.dtype)

@@ -165,8 +165,8 @@ def download_fashion_mnist(
     Files are independent: a failure on the third file keeps the two verified ones and
     leaves no partial file. Existing files with the right checksum are not fetched again.
 
-    Example
-    -------
+    Examples
+    --------
     >>> download_fashion_mnist("data/fashion-mnist")  # doctest: +SKIP
     PosixPath('data/fashion-mnist')
     """

@@ -195,8 +195,8 @@ def load_fashion_mnist(
     second on a laptop (decompression dominates). Peak host memory is about the float
     images (188 MB in float32) plus the 55 MB of raw bytes.
 
-    Example
-    -------
+    Examples
+    --------
     >>> X, y, Xt, yt = load_fashion_mnist()  # doctest: +SKIP
     >>> X.shape, X.dtype, int(X.max()), yt.shape  # doctest: +SKIP
     ((60000, 784), dtype('float32'), 255, (10000,))

@@ -44,8 +44,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 def idx_magic(dtype_byte: int, ndim: int) -> int:
     """The IDX magic number of an array of element type ``dtype_byte`` and ``ndim`` dims.
 
-    Example
-    -------
+    Examples
+    --------
     >>> idx_magic(0x08, 3), idx_magic(0x08, 1)
     (2051, 2049)
     """
@@ -101,8 +101,8 @@ def read_idx(path: str | os.PathLike, *, magic: int | None = None) -> np.ndarray
     -----
     Time and memory are O(file size): one read, one decompression, one ``frombuffer``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "a-idx1-ubyte.gz")
     >>> write_idx(p, np.arange(5, dtype=np.uint8))
@@ -163,8 +163,8 @@ def write_idx(path: str | os.PathLike, array: np.ndarray) -> None:
     InvalidInputError
         Unsupported dtype or number of dimensions.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "x-idx3-ubyte")
     >>> write_idx(p, np.zeros((2, 28, 28), dtype=np.uint8))

@@ -221,8 +221,8 @@ def load_keel(
     O(n_samples * n_attributes) string operations; fine for KEEL-sized files
     (up to ~10^5 rows).
 
-    Example
-    -------
+    Examples
+    --------
     >>> d = load_keel("ecoli1.dat")  # doctest: +SKIP
     >>> d.X.shape, d.classes  # doctest: +SKIP
     ((336, 7), ['positive', 'negative'])

@@ -116,8 +116,8 @@ def make_classification_images(
     -----
     O(n_samples * n_features) time and memory.
 
-    Example
-    -------
+    Examples
+    --------
     >>> X, y = make_classification_images(100, random_state=0)
     >>> X.shape, float(X.min()) >= 0, float(X.max()) <= 255, sorted(set(y.tolist()))[:3]
     ((100, 784), True, True, [0, 1, 2])
@@ -156,8 +156,8 @@ def make_fashion_mnist_like(
     X_test : array, shape (n_test, n_features)
     y_test : array of int64, shape (n_test,)
 
-    Example
-    -------
+    Examples
+    --------
     >>> Xtr, ytr, Xte, yte = make_fashion_mnist_like(200, 50, random_state=0)
     >>> Xtr.shape, Xte.shape
     ((200, 784), (50, 784))
@@ -213,8 +213,8 @@ def make_gaussian_classes(
     y : array of int64, shape (n_samples,)
         1 = positive, 0 = negative.
 
-    Example
-    -------
+    Examples
+    --------
     >>> X, y = make_gaussian_classes(100, n_features=3, positive_fraction=0.1, random_state=0)
     >>> X.shape, int(y.sum())
     ((100, 3), 10)
