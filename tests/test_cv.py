@@ -61,3 +61,28 @@ def test_bad_input():
         cross_validate_k(X, y, [1], scoring=["auc"])
     with pytest.raises(InvalidInputError, match="p values"):
         cross_validate_kp(X, y, [1], [20])
+
+
+def test_cv_argument_as_scikit_learn_reads_it():
+    """cv= accepts None, an int, gpuknn's or scikit-learn's splitters, or (train, test)
+    pairs -- the same folds give the same table -- and refuses anything else by name."""
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import StratifiedKFold as SkStratified
+
+    from gpuknn.errors import InvalidInputError
+    from gpuknn.model_selection import StratifiedKFold, cross_validate_k
+
+    X, y = load_iris(return_X_y=True)
+    folds = list(StratifiedKFold(3).split(X, y))
+    want = cross_validate_k(X, y, [1, 3], cv=StratifiedKFold(3)).rows
+    for cv in (3, folds, iter(folds)):
+        assert cross_validate_k(X, y, [1, 3], cv=cv).rows == want
+    sk = SkStratified(3, shuffle=True, random_state=1)  # scikit-learn's own splitter
+    assert (cross_validate_k(X, y, [1, 3], cv=sk).rows
+            == cross_validate_k(X, y, [1, 3], cv=list(sk.split(X, y))).rows)
+    assert len(cross_validate_k(X, y, [1], cv=None).rows) == 5
+    for bad, match in (("abc", "cv must be"), ([(np.arange(3), np.array([1.5]))], "integer"),
+                       ([(np.arange(3), np.array([150]))], r"\[0, 150\)"), ([], "no folds"),
+                       ([(1, 2, 3)], "not a \\(train, test\\) pair")):
+        with pytest.raises(InvalidInputError, match=match):
+            cross_validate_k(X, y, [1], cv=bad)

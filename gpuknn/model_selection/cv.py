@@ -8,6 +8,7 @@ scores every (p, k) from one accumulated projection. The per-fold steps
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from .._delegation import on_input_device, take_rows
 from .._backend import array_namespace, device_of, to_numpy, validate_matrix
 from ..classifiers._base import encode_labels
+from ..errors import InvalidInputError
 from .splitters import StratifiedKFold
 from ..neighbors import search
 from ..ops.exact import distance_interval, keys_to_distances
@@ -97,9 +99,49 @@ def _prepare(X, y, cv):
     xp = array_namespace(X)
     X = validate_matrix(X, xp, name="X")
     classes, y_dev = encode_labels(y, X.shape[0], xp, device_of(X))
-    cv = cv if cv is not None else StratifiedKFold(5, shuffle=True, random_state=0)
-    folds = list(cv.split(X, to_numpy(y_dev)))  # the class codes stratify like the labels
+    folds = check_folds(cv, X, to_numpy(y_dev))  # the class codes stratify like the labels
     return xp, X, y_dev, int(classes.shape[0]), folds
+
+
+def check_folds(cv: Any, X: Any, y_codes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The ``(train, test)`` host index pairs of ``cv``, as scikit-learn's ``cv=`` reads it.
+
+    ``None``: ``StratifiedKFold(5, shuffle=True, random_state=0)``; an int n:
+    ``StratifiedKFold(n)`` (scikit-learn's choice for a classifier); a splitter with
+    ``split(X, y)`` (gpuknn's or scikit-learn's); or an iterable of ``(train, test)`` index
+    pairs. Anything else, or indices out of range, raise :class:`InvalidInputError`.
+    """
+    n = int(X.shape[0])
+    if cv is None:
+        cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    elif isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        cv = StratifiedKFold(int(cv))
+    if isinstance(cv, (str, bytes)):  # str.split is no splitter
+        pairs = None
+    elif hasattr(cv, "split"):
+        pairs = cv.split(X, y_codes)
+    elif hasattr(cv, "__iter__"):
+        pairs = cv
+    else:
+        pairs = None
+    if pairs is None:
+        raise InvalidInputError(
+            f"cv must be None, an int, a splitter with split(X, y) or (train, test) index pairs; got {cv!r}")
+    folds = []
+    for pair in pairs:
+        try:
+            tr, te = (np.asarray(a) for a in pair)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"cv gave {pair!r}, not a (train, test) pair of index arrays") from None
+        for name, idx in (("train", tr), ("test", te)):
+            if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= n:
+                raise InvalidInputError(
+                    f"cv fold {len(folds)}: {name} indices must be a non-empty 1-D integer array in "
+                    f"[0, {n}), got shape {idx.shape}, dtype {idx.dtype}")
+        folds.append((tr.astype(np.int64), te.astype(np.int64)))
+    if not folds:
+        raise InvalidInputError("cv gave no folds")
+    return folds
 
 
 def _rows(scores: dict, ks, fold: int, extra: dict) -> list[dict]:
@@ -118,7 +160,9 @@ def cross_validate_k(X: Any, y: Any, ks: Sequence[int], *, cv: Any = None, metri
     ----------
     X : array (n, d); y : labels (n,) of any dtype
     ks : sequence of int
-    cv : splitter with ``split(X, y)``, default ``StratifiedKFold(5, shuffle=True, random_state=0)``
+    cv : None, int, splitter with ``split(X, y)``, or iterable of ``(train, test)`` index pairs
+        As scikit-learn's ``cv=`` (:func:`check_folds`); default
+        ``StratifiedKFold(5, shuffle=True, random_state=0)``.
     metric, weights, working_memory : as for :class:`gpuknn.KNeighborsClassifier`
     scoring : names (``"accuracy"``, ``"macro_f1"``) or ``{name: callable(y_true, y_pred)}``
 

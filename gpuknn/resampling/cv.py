@@ -19,6 +19,7 @@ from .._backend import check_int, array_namespace, device_of, from_numpy, to_num
 from ..errors import InvalidInputError
 from ..metrics import borda_rank, roc_auc_score
 from ..model_selection import StratifiedKFold
+from ..model_selection.cv import check_folds
 from ..neighbors import kneighbors
 from ..votes import vote_counts
 from .._delegation import on_input_device, take_rows
@@ -160,7 +161,9 @@ def cross_validate_resampled(
         Refit in every fold on the training rows (its attributes afterwards are those of the
         last fold). ``None``: no resampling.
     scorers : sequence of KNNScorer, default :func:`default_knn_scorers`
-    cv : splitter with ``split(X, y)``, default ``StratifiedKFold(10, shuffle=True, random_state)``
+    cv : None, int, splitter or iterable of ``(train, test)`` index pairs
+        As scikit-learn's ``cv=`` (:func:`gpuknn.model_selection.cv.check_folds`); default
+        ``StratifiedKFold(10, shuffle=True, random_state)``.
     pos_label : label, default the minority class (ties -> lowest label)
     combine : bool
         Also score the Borda-rank combination of the scorers (:func:`gpuknn.metrics.borda_rank`).
@@ -202,8 +205,7 @@ def cross_validate_resampled(
     y_in = y if not isinstance(y, (list, tuple)) else y_host
     dev = device_of(X)
     rows, sizes = [], []
-    for fold, (tr, te) in enumerate(cv.split(np.zeros((y_host.shape[0], 1)), y_host)):
-        tr, te = np.asarray(tr, dtype=np.int64), np.asarray(te, dtype=np.int64)
+    for fold, (tr, te) in enumerate(check_folds(cv, np.zeros((y_host.shape[0], 1)), y_host)):
         if callback is not None:
             callback(fold, tr, te)
         X_tr, y_tr = take_rows(X, tr), take_rows(y_in, tr)
