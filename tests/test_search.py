@@ -65,3 +65,27 @@ def test_nominate_and_collect(metric):
         pairs = [(r, c) for rr, cc in collect(rows, ref, t, plan, np.float64) for r, c in zip(rr, cc)]
         want = {(r, c) for r, c in zip(*np.nonzero(S >= t[:, None]))}
         assert set(pairs) == want and len(pairs) == len(want)
+
+
+def test_round_down_keeps_every_score_that_reaches_the_threshold(backend):
+    from helpers import assert_xp
+
+    from gpuknn.ops.search import round_down
+
+    t64 = np.array([1.0, 1 + 1e-9, 1 - 1e-9, 0.1, -0.3])
+    got = round_down(backend.asarray(t64), backend.xp.float32)
+    want = np.float32(t64)
+    want = np.where(want.astype(np.float64) > t64, np.nextafter(want, np.float32(-np.inf)), want)
+    assert_xp(got, want, backend, dtype=backend.xp.float32)
+    assert (want.astype(np.float64) <= t64).all()  # never above the threshold ...
+    assert (np.nextafter(want, np.float32(np.inf)).astype(np.float64) > t64).all()  # ... the largest such
+
+
+def test_pad_lists(backend):
+    from helpers import assert_xp
+
+    from gpuknn.ops.topk import pad_lists
+
+    v, i = pad_lists(backend.asarray(np.array([[3.0], [1.0]])), backend.asarray(np.array([[4], [0]])), 3)
+    assert_xp(v, np.array([[3.0, -np.inf, -np.inf], [1.0, -np.inf, -np.inf]]), backend)
+    assert_xp(i, np.array([[4, -1, -1], [0, -1, -1]]), backend)

@@ -11,7 +11,6 @@ projection-sized GEMM plus one scoring pass and one top-k per p.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Sequence
 
 from .._backend import (
@@ -31,7 +30,8 @@ from ..ops.gram import prefix_bound, prefix_reference, prefix_stats, score_from_
 from ..ops.groups import rerank_groups
 from ..ops.rerank import KEY_MAX, collect_top, rerank, take_stats
 from ..ops.rows import replace_rows
-from ..ops.topk import topk_largest, update_topk
+from ..ops.search import round_down
+from ..ops.topk import pad_lists, topk_largest, update_topk
 
 __all__ = ["neighbors_for_p_sweep", "check_grid", "prefix_refine"]
 
@@ -237,7 +237,7 @@ class _Sweep:
                         th = None if seed is None else xp.min(xp.take_along_axis(S, seed, axis=1), axis=1)
                         vals, cols = topk_largest(S, min(kk, c1 - c0), threshold=th)
                         seed = cols
-                        best[t][j] = _pad(vals, cols, kk, xp)
+                        best[t][j] = pad_lists(vals, cols, kk)
                     else:
                         best[t][j] = update_topk(best[t][j][0], best[t][j][1], S, c0)
                     del S
@@ -252,10 +252,7 @@ class _Sweep:
         of :meth:`nominate`, from a depth-p GEMM: within the same bound)."""
         xp, p = self.xp, self.ps[j]
         dtype = xp.float64 if j in self.wide else self.Z.dtype
-        t = xp.astype(threshold, dtype)
-        if dtype != threshold.dtype:  # rounded down: the compare runs on the tile as it is
-            t = xp.where(xp.astype(t, threshold.dtype) > threshold,
-                         xp.nextafter(t, xp.full_like(t, -math.inf)), t)
+        t = round_down(threshold, dtype)
         Zq = Zq[:, :p]
 
         def batches(progress):
@@ -272,16 +269,6 @@ class _Sweep:
                     yield flat // (c1 - c0), flat % (c1 - c0) + c0
 
         return batches
-
-
-def _pad(vals, cols, kk, xp):
-    """Seed lists from a block narrower than kk: padded with (-inf, -1)."""
-    m, c = vals.shape
-    if c == kk:
-        return vals, cols
-    dev = device_of(vals)
-    return (xp.concat([vals, xp.full((m, kk - c), -math.inf, dtype=vals.dtype, device=dev)], axis=1),
-            xp.concat([cols, xp.full((m, kk - c), -1, dtype=cols.dtype, device=dev)], axis=1))
 
 
 # Correlation at small p: rows whose |r| / |r - mean(r)| exceeds this anywhere get

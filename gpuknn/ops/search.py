@@ -25,7 +25,7 @@ from typing import Any, Iterator, NamedTuple
 from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import sqdist64
 from .exact import RowStats, concat_stats, row_stats
-from .topk import topk_largest, update_topk
+from .topk import pad_lists, topk_largest, update_topk
 
 __all__ = ["TilePlan", "plan_tiles", "Reference", "prepare_queries", "nominate", "collect", "score_tile"]
 
@@ -317,16 +317,19 @@ def _seed(S: Any, k: int, offset: int, xp: Any) -> tuple[Any, Any]:
     Tile scores are finite (inputs whose squares overflow are refused), so later tiles
     replace every padding slot before any real entry (k <= n_ref).
     """
-    rows, m = S.shape
-    values, cols = topk_largest(S, min(k, m))
-    cols = cols + offset
-    if m < k:
-        dev = device_of(S)
-        values = xp.concat(
-            [values, xp.full((rows, k - m), -float("inf"), dtype=S.dtype, device=dev)], axis=1
-        )
-        cols = xp.concat([cols, xp.full((rows, k - m), -1, dtype=cols.dtype, device=dev)], axis=1)
-    return values, cols
+    values, cols = topk_largest(S, min(k, S.shape[1]))
+    return pad_lists(values, cols + offset, k)
+
+
+def round_down(threshold: Any, dtype: Any) -> Any:
+    """``threshold`` in ``dtype``, rounded down where the cast rounded it up: a tile compared
+    with it as it is (``S >= t``) keeps every pair whose score reaches the threshold."""
+    xp = array_namespace(threshold)
+    t = xp.astype(threshold, dtype)
+    if dtype == threshold.dtype:
+        return t
+    low = xp.astype(t, threshold.dtype) > threshold
+    return xp.where(low, xp.nextafter(t, xp.full_like(t, -math.inf)), t)
 
 
 def collect(
@@ -340,11 +343,7 @@ def collect(
     """
     xp = array_namespace(q_rows)
     n_ref, n = ref.shape[0], q_rows.shape[0]
-    # The threshold rounded down to the tile dtype: the compare runs on the tile as it is.
-    t = xp.astype(threshold, dtype)
-    if dtype != threshold.dtype:
-        low = xp.astype(t, threshold.dtype) > threshold
-        t = xp.where(low, xp.nextafter(t, xp.full_like(t, -math.inf)), t)
+    t = round_down(threshold, dtype)
     for c0 in range(0, n_ref, plan.cols):
         c1 = min(c0 + plan.cols, n_ref)
         block_t = ref.block(c0, c1, dtype).T

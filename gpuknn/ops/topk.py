@@ -34,7 +34,7 @@ from typing import Any
 from .._backend import array_namespace, device_of
 from .._delegation import kth_largest, mask_counts, order_rows
 
-__all__ = ["topk_largest", "kth_largest", "merge_topk", "update_topk"]
+__all__ = ["topk_largest", "kth_largest", "merge_topk", "update_topk", "pad_lists"]
 
 _SAMPLE_MIN = 256  # sample columns used for the threshold, at least
 # Sample width m balances the sample's partition (~m per row) against the candidates it lets
@@ -275,3 +275,18 @@ def _sorted_head(block_v: Any, block_i: Any, k: int, xp: Any) -> tuple[Any, Any]
     """First k of each row by value descending; stable, so column order breaks ties."""
     order = xp.argsort(-block_v, axis=1, stable=True)[:, :k]
     return xp.take_along_axis(block_v, order, axis=1), xp.take_along_axis(block_i, order, axis=1)
+
+
+def pad_lists(values: Any, index: Any, k: int) -> tuple[Any, Any]:
+    """Running lists (rows, c) widened to k columns with ``(-inf, -1)`` padding (c <= k).
+
+    Seed lists of a block narrower than k: tile scores are finite, so later blocks replace
+    every padding slot before any real entry.
+    """
+    xp = array_namespace(values, index)
+    rows, c = values.shape
+    if c == k:
+        return values, index
+    dev = device_of(values)
+    return (xp.concat([values, xp.full((rows, k - c), -math.inf, dtype=values.dtype, device=dev)], axis=1),
+            xp.concat([index, xp.full((rows, k - c), -1, dtype=index.dtype, device=dev)], axis=1))
