@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from .._backend import array_namespace, device_of
 from .._delegation import add_outer, dot64, scale_columns
 from .certify import U64, gamma
-from .exact import RowStats, row_stats
+from .exact import RowStats, concat_stats, row_kappa, row_stats
 
 __all__ = [
     "prefix_stats", "score_from_gram", "PrefixReference", "prefix_reference",
@@ -72,16 +72,14 @@ def prefix_reference(Z: Any, p: int, metric: str, *, block_rows: int = 4096) -> 
         X = Z[b0 : min(b0 + block_rows, Z.shape[0]), :p]
         st = row_stats(X, metric)
         parts.append(st)
-        if metric == "correlation":  # |r| / |r - m| = sqrt(1 + p m^2 / |r - m|^2)
-            v = xp.where(st.inv_norm > 0, 1.0 + p * (st.mean * st.inv_norm) ** 2, xp.zeros_like(st.mean))
-            kappa = max(kappa, float(xp.max(v)) ** 0.5)
-            rows.append(xp.astype(xp.sqrt(v) * (1 + 2.0**-20), Z.dtype))
+        if metric == "correlation":  # |r| / |r - m|, 0 for rows that are zero once centred
+            kap = row_kappa(st, p)
+            kappa = max(kappa, float(xp.max(kap)))
+            rows.append(xp.astype(kap * (1 + 2.0**-20), Z.dtype))
         elif metric == "cosine":
             kappa = max(kappa, float(xp.max(st.norm * st.inv_norm)))
         else:
             kappa = max(kappa, float(xp.max(xp.sqrt(dot64(X, X)))))
-    from .exact import concat_stats  # noqa: PLC0415
-
     stats = concat_stats(parts, xp)
     weight = None if stats.inv_norm is None else xp.astype(stats.inv_norm, Z.dtype)
     kappa_rows = None if not rows else (rows[0] if len(rows) == 1 else xp.concat(rows))

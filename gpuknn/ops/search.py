@@ -24,7 +24,7 @@ from typing import Any, Iterator, NamedTuple
 
 from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import sqdist64
-from .exact import RowStats, concat_stats, row_stats
+from .exact import RowStats, concat_stats, row_kappa, row_stats
 from .topk import pad_lists, topk_largest, update_topk
 
 __all__ = ["TilePlan", "plan_tiles", "Reference", "prepare_queries", "nominate", "collect", "score_tile"]
@@ -201,11 +201,11 @@ class Reference:
         rows, norm = _prepare(block, self.metric, "reference", st, self.centre, dtype)
         if known is None or known[0] != b1:
             top, scale = xp.max(norm), 1.0
-            if self.metric == "correlation":  # |r| / |r - m| = sqrt(1 + d m^2 / |r - m|^2)
-                ratio = 1.0 + block.shape[1] * (st.mean * st.inv_norm) ** 2
+            if self.metric == "correlation":  # the largest |r| / |r - m|, at least 1
+                kap = xp.max(row_kappa(st, block.shape[1]))
                 # One transfer for both maxima: a host sync per block, not two.
-                top, scale = (float(v) for v in to_numpy(xp.stack([xp.astype(top, xp.float64), xp.max(ratio)])))
-                scale **= 0.5
+                top, scale = (float(v) for v in to_numpy(xp.stack([xp.astype(top, xp.float64), kap])))
+                scale = max(scale, 1.0)
             else:
                 top = float(top)
             self._parts[b0] = (b1, st, top, scale)
