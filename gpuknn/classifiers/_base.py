@@ -20,27 +20,35 @@ def check_n_neighbors(value: Any, n_samples: int, name: str = "n_neighbors") -> 
     return check_int(value, name=name, low=1, high=n_samples)
 
 
-def encode_labels(y: Any, n_samples: int, xp: Any, device: Any) -> tuple[Any, Any]:
-    """Encode labels of any dtype as class indices.
+def encode_host(y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The one label encoder: ``(classes, codes, counts, first)`` of ``y`` on the host.
 
-    Returns ``(classes, y_encoded)``: ``classes`` sorted (NumPy's ``unique`` order), in
-    ``xp`` when the labels are numeric and a host NumPy array otherwise (strings, objects);
-    ``y_encoded`` an int64 array of ``xp``. Done on the host: labels are small and
-    string labels cannot live on a GPU. ``device``: where the arrays go (the data's).
+    ``classes`` sorted (NumPy's ``unique`` order), ``codes`` int64 class indices of each
+    sample, ``counts`` per class, ``first`` the first sample of each class. Done on the host:
+    labels are small and string labels cannot live on a GPU. Raises
+    :class:`InvalidInputError` for a y that is not 1-D, of another length than X, or with
+    NaN or infinity (naming the positions).
     """
     y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
     if y_host.ndim != 1:
         raise InvalidInputError(f"y must be 1-D, got shape {y_host.shape}")
     if y_host.shape[0] != n_samples:
-        raise InvalidInputError(
-            f"X has {n_samples} samples but y has {y_host.shape[0]} labels"
-        )
+        raise InvalidInputError(f"X has {n_samples} samples but y has {y_host.shape[0]} labels")
     if y_host.dtype.kind == "f" and not np.all(np.isfinite(y_host)):
-        raise InvalidInputError("y contains NaN or infinity")
-    classes, enc = np.unique(y_host, return_inverse=True)
+        bad = np.flatnonzero(~np.isfinite(y_host))
+        raise InvalidInputError(f"y contains NaN or infinity at {bad.size} position(s): {bad[:10].tolist()}")
+    classes, first, codes, counts = np.unique(y_host, return_index=True, return_inverse=True, return_counts=True)
+    return classes, codes.astype(np.int64).reshape(-1), counts.astype(np.int64), first
+
+
+def encode_labels(y: Any, n_samples: int, xp: Any, device: Any) -> tuple[Any, Any]:
+    """``(classes, y_encoded)`` of :func:`encode_host`, for the estimators: ``classes`` in
+    ``xp`` on ``device`` when the labels are numeric (a host NumPy array for strings and
+    objects), ``y_encoded`` int64 in ``xp`` on ``device`` (the data's)."""
+    classes, codes, _, _ = encode_host(y, n_samples)
     if classes.dtype.kind in "biuf" and not isinstance(y, (list, tuple)):
         classes = from_numpy(classes, xp, device=device)
-    return classes, from_numpy(enc.astype(np.int64), xp, device=device)
+    return classes, from_numpy(codes, xp, device=device)
 
 
 class NeighborsClassifierMixin(BaseEstimator):

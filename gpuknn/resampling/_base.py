@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from .._delegation import take_rows
-from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from .._backend import array_namespace, device_of, from_numpy, validate_matrix
 from ..base import BaseEstimator
+from ..classifiers._base import encode_host
 from ..errors import InvalidInputError
 from ..neighbors import kneighbors
 
@@ -64,23 +65,13 @@ class Labels:
 
 
 def encode_labels(y: Any, n_samples: int) -> Labels:
-    """Encode y on the host; raise :class:`InvalidInputError` for bad shapes, NaN, one class."""
-    y_host = np.asarray(to_numpy(y)) if hasattr(y, "shape") else np.asarray(y)
-    if y_host.ndim != 1:
-        raise InvalidInputError(f"y must be 1-D, got shape {y_host.shape}")
-    if y_host.shape[0] != n_samples:
-        raise InvalidInputError(f"X has {n_samples} samples but y has {y_host.shape[0]}")
-    if y_host.dtype.kind == "f" and not np.all(np.isfinite(y_host)):
-        bad = np.flatnonzero(~np.isfinite(y_host))
-        raise InvalidInputError(f"y contains NaN or infinity at {bad.size} position(s): {bad[:10].tolist()}")
-    classes, first, codes, counts = np.unique(
-        y_host, return_index=True, return_inverse=True, return_counts=True
-    )
+    """:func:`gpuknn.classifiers._base.encode_host`, and at least two classes to resample."""
+    classes, codes, counts, first = encode_host(y, n_samples)
     if classes.shape[0] < 2:
         raise InvalidInputError(
             f"y needs at least 2 classes to resample, got {classes.shape[0]}: {classes.tolist()}"
         )
-    return Labels(classes, codes.astype(np.int64).reshape(-1), counts.astype(np.int64), first)
+    return Labels(classes, codes, counts, first)
 
 
 def _code_of(lab: Labels, label: Any, what: str) -> int:
