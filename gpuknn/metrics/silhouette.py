@@ -31,7 +31,7 @@ from .internal import _distance_blocks, _label_codes, _prepare
 __all__ = ["silhouette_samples", "silhouette_score", "calinski_harabasz_score"]
 
 _METRICS = ("euclidean", "sqeuclidean", "cosine", "correlation", "precomputed")
-_TEMPS = 4  # tile-sized arrays alive at once: scores, distances and two temporaries
+_TEMPS = 6  # tile-sized arrays alive at once (engine: scores, distances, temporaries; two steps overlap)
 
 
 def _check_n_labels(k: int, n: int) -> None:
@@ -127,9 +127,9 @@ def silhouette_samples(
 
     Notes
     -----
-    Complexity O(n² d + n² K) time, O(working_memory + n K) memory (the n × n distance
-    matrix is never built). Host syncs: input checks, label encoding and one count of
-    the clusters; none in the loop over row blocks.
+    Complexity O(n² d + n² K) time, O(working_memory + n d + n K) memory (the engine's
+    prepared copies of X; the n × n distance matrix is never built). Host syncs: input
+    checks, label encoding and one count of the clusters; none in the loop over row blocks.
 
     Examples
     --------
