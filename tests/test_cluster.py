@@ -1,5 +1,6 @@
 """gpuknn.cluster: KMeans against scikit-learn, FuzzyCMeans against its equations."""
 
+import array_api_compat.numpy
 import numpy as np
 import pytest
 from sklearn.cluster import KMeans as SKKMeans
@@ -89,3 +90,18 @@ def test_fuzzy_point_on_centre_and_errors(xp, to_xp):
         FuzzyCMeans(2, m=1.0).fit(to_xp(X))
     with pytest.raises(InvalidInputError, match="n_clusters"):
         FuzzyCMeans(7).fit(to_xp(X))
+
+
+def test_kmeans_relocation_never_empties_a_cluster():
+    """An empty cluster takes the farthest point of a cluster that keeps a member: a point
+    alone in its cluster is not moved (that left a 0/0 mean, a NaN centre and a warning)."""
+    from gpuknn.cluster.kmeans import _update
+
+    X = np.array([[0.0], [0.1], [100.0], [5.0]])
+    labels = np.array([0, 0, 1, 0])  # cluster 1 holds only the farthest point; 2 is empty
+    d_own = np.array([4.0, 3.0, 50.0, 1.0])
+    C = _update(X, labels, d_own, 3, array_api_compat.numpy)
+    assert np.isfinite(C).all()
+    np.testing.assert_allclose(C[1], [100.0])  # the lone point stayed
+    np.testing.assert_allclose(C[2], [0.0])  # the farthest point of cluster 0 moved
+    np.testing.assert_allclose(C[0], [(0.1 + 5.0) / 2])

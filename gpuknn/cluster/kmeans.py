@@ -97,12 +97,20 @@ def _update(X: Any, labels: Any, d_own: Any, K: int, xp: Any) -> Any:
     sums = onehot.T @ X
     empty = np.nonzero(to_numpy(counts) == 0)[0]
     if empty.size:  # rare: host bookkeeping on K x d arrays is fine
-        far = np.argsort(-to_numpy(d_own), kind="stable")[: empty.size]
         lab = to_numpy(labels)
-        s_h, c_h, X_far = to_numpy(sums).copy(), to_numpy(counts).copy(), to_numpy(xp.take(X, from_numpy(far, xp, device=device_of(X)), axis=0))
+        s_h, c_h = to_numpy(sums).copy(), to_numpy(counts).copy()
+        # The farthest points, in order, each from a cluster it does not empty (a point alone
+        # in its cluster stays: moving it would leave that cluster empty, a 0/0 mean).
+        far = []
+        for i in np.argsort(-to_numpy(d_own), kind="stable"):
+            if len(far) == empty.size:
+                break
+            if c_h[lab[i]] > 1:
+                c_h[lab[i]] -= 1
+                far.append(int(i))
+        X_far = to_numpy(xp.take(X, from_numpy(np.asarray(far, dtype=np.int64), xp, device=device_of(X)), axis=0))
         for e, i, x in zip(empty, far, X_far):
             s_h[lab[i]] -= x
-            c_h[lab[i]] -= 1
             s_h[e], c_h[e] = x, 1
         sums, counts = from_numpy(s_h, xp, device=device_of(X)), from_numpy(c_h, xp, device=device_of(X))
     return sums / counts[:, None]
