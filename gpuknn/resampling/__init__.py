@@ -8,13 +8,25 @@ the training folds of a cross-validation. See ``docs/imbalanced.md``.
 
 from __future__ import annotations
 
+from .adaptive import ADASYN, BorderlineSMOTE
+from .centroids import ClusterCentroids
 from .cleaning import EditedNearestNeighbours, NeighbourhoodCleaningRule, TomekLinks
 from .condensed import CNNTomek, CondensedNearestNeighbour, OneSidedSelection
 from .cv import KNNScorer, ResampledCVResult, cross_validate_resampled, default_knn_scorers, knn_positive_scores
+from .hardness import InstanceHardnessThreshold
+from .nearmiss import NearMiss
 from .random import RandomOverSampler, RandomUnderSampler
+from .repeated import AllKNN, RepeatedEditedNearestNeighbours
 from .smote import SMOTE, SMOTEENN, SMOTETomek
 
 __all__ = [
+    "ADASYN",
+    "AllKNN",
+    "BorderlineSMOTE",
+    "ClusterCentroids",
+    "InstanceHardnessThreshold",
+    "NearMiss",
+    "RepeatedEditedNearestNeighbours",
     "CNNTomek",
     "CondensedNearestNeighbour",
     "EditedNearestNeighbours",

@@ -13,12 +13,57 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import check_int, device_of, from_numpy, to_numpy
+from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
 from ._base import BaseSampler, Labels, self_neighbors
 from .cleaning import EditedNearestNeighbours, TomekLinks
 
 __all__ = ["SMOTE", "SMOTETomek", "SMOTEENN"]
+
+
+def check_class_sizes(strategy: dict, lab: Labels, k: int, what: str) -> None:
+    """Every class to over-sample has at least ``k + 1`` members (a sample and k neighbours
+    of its class); else :class:`InvalidInputError` saying ``what`` needs how many."""
+    for c, n_new in strategy.items():
+        if n_new > 0 and lab.counts[c] < k + 1:
+            raise InvalidInputError(
+                f"{what} needs at least {k + 1} samples in class {lab.label(c)!r}, "
+                f"which has {int(lab.counts[c])}"
+            )
+
+
+def interpolate(
+    X_base: Any, X_nbr: Any, nn: Any, rows: np.ndarray, cols: np.ndarray, steps: np.ndarray, gap: Any = None
+) -> tuple[Any, Any]:
+    """``X_base[rows] + steps * gap * (X_nbr[nn[rows, cols]] - X_base[rows])`` in X's namespace.
+
+    ``rows``, ``cols`` and ``steps`` are host arrays; ``gap`` (optional, xp array (n_new,) of
+    X's dtype) scales each difference. Returns the new rows and the picked neighbour indices
+    (xp, into X_nbr).
+    """
+    xp = array_namespace(X_base)
+    dev = device_of(X_base)
+    k = int(nn.shape[1])
+    rows_x = from_numpy(rows.astype(np.int64), xp, device=dev)
+    cols_x = from_numpy(cols.astype(np.int64), xp, device=dev)
+    pick = xp.take(xp.reshape(nn, (-1,)), rows_x * k + cols_x)
+    base = xp.take(X_base, rows_x, axis=0)
+    diff = xp.take(X_nbr, pick, axis=0) - base
+    if gap is not None:
+        diff = diff * gap[:, None]
+    step = xp.astype(from_numpy(steps, xp, device=dev), X_base.dtype)[:, None]
+    return base + step * diff, pick
+
+
+def record_segments(sampler: Any, new_rows: list, new_codes: list, bases: list, nbrs: list,
+                    xp: Any) -> tuple[Any, np.ndarray]:
+    """Set ``base_indices_`` / ``neighbor_indices_`` (each new point's segment, host int64)
+    and return the new rows (or None) and their class codes, as ``_resample`` does."""
+    sampler.base_indices_ = np.concatenate(bases) if bases else np.zeros(0, dtype=np.int64)
+    sampler.neighbor_indices_ = np.concatenate(nbrs) if nbrs else np.zeros(0, dtype=np.int64)
+    if not new_rows:
+        return None, np.zeros(0, dtype=np.int64)
+    return xp.concat(new_rows, axis=0), np.concatenate(new_codes)
 
 
 class SMOTE(BaseSampler):
@@ -86,12 +131,7 @@ class SMOTE(BaseSampler):
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
         k = check_int(self.k_neighbors, name="k_neighbors", low=1)
-        for c, n_new in self._strategy.items():
-            if n_new > 0 and lab.counts[c] < k + 1:
-                raise InvalidInputError(
-                    f"SMOTE with k_neighbors={k} needs at least {k + 1} samples in class "
-                    f"{lab.label(c)!r}, which has {int(lab.counts[c])}"
-                )
+        check_class_sizes(self._strategy, lab, k, f"SMOTE with k_neighbors={k}")
         rng = np.random.default_rng(self.random_state)
         dev = device_of(X)
         new_rows, new_codes, bases, nbrs = [], [], [], []
@@ -104,19 +144,12 @@ class SMOTE(BaseSampler):
             rows = rng.integers(0, members.shape[0], size=n_new)
             cols = rng.integers(0, k, size=n_new)
             steps = rng.random(n_new)
-            rows_x = from_numpy(rows.astype(np.int64), xp, device=dev)
-            pick = xp.take(xp.reshape(nn, (-1,)), rows_x * k + from_numpy(cols.astype(np.int64), xp, device=dev))
-            base = xp.take(Xc, rows_x, axis=0)
-            step = from_numpy(steps, xp, device=dev)[:, None]
-            new_rows.append(base + xp.astype(step, X.dtype) * (xp.take(Xc, pick, axis=0) - base))
+            X_new, pick = interpolate(Xc, Xc, nn, rows, cols, steps)
+            new_rows.append(X_new)
             new_codes.append(np.full(n_new, c, dtype=np.int64))
             bases.append(members[rows])
             nbrs.append(members[to_numpy(pick).astype(np.int64)])
-        self.base_indices_ = np.concatenate(bases) if bases else np.zeros(0, dtype=np.int64)
-        self.neighbor_indices_ = np.concatenate(nbrs) if nbrs else np.zeros(0, dtype=np.int64)
-        if not new_rows:
-            return None, np.zeros(0, dtype=np.int64)
-        return xp.concat(new_rows, axis=0), np.concatenate(new_codes)
+        return record_segments(self, new_rows, new_codes, bases, nbrs, xp)
 
 
 class _SmoteThenClean(BaseSampler):
