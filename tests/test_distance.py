@@ -47,9 +47,13 @@ def test_distances_never_negative_and_self_zero(xp, to_xp, metric):
 def test_chunked_respects_memory_and_matches_full(xp, to_xp):
     rng = np.random.default_rng(3)
     X, Y = rng.normal(size=(50, 4)), rng.normal(size=(30, 4))
-    blocks = list(pairwise_distances_chunked(to_xp(X), to_xp(Y), working_memory=30 * 8 * 2 * 7))
+    # The budget holds Y's prepared rows (30 x 5, float64) and per block row its tile, one
+    # temporary of the tile's size and the row's preparation: here room for 7 rows.
+    ref, per_row = 30 * 5 * 8, (30 * 2 + 4 + 2) * 8
+    wm = ref + 7 * per_row
+    blocks = list(pairwise_distances_chunked(to_xp(X), to_xp(Y), working_memory=wm))
     assert len(blocks) == 8  # 7 rows per block
-    assert all(b.shape[0] * 30 * 8 <= 30 * 8 * 7 for _, b in blocks)
+    assert all(ref + b.shape[0] * per_row <= wm for _, b in blocks)
     D = np.concatenate([to_numpy(b) for _, b in blocks])
     np.testing.assert_allclose(D, cdist(X, Y), atol=1e-10)
     assert [s for s, _ in blocks] == list(range(0, 50, 7))

@@ -63,7 +63,11 @@ def _distance_blocks(
         return
     from ..ops.distance import pairwise_distances_chunked  # noqa: PLC0415
 
-    wm = None if working_memory is None else max(1, int(working_memory) // temps * 2)
+    # ``temps`` tiles within working_memory; the engine's one prepared copy of X (n x (d+1))
+    # comes on top of that budget (the engine counts it in its own).
+    itemsize = 8 if X.dtype == xp.float64 else 4
+    ref = n * (int(X.shape[1]) + 1) * itemsize
+    wm = None if working_memory is None else ref + max(1, int(working_memory) // temps * 2)
     yield from pairwise_distances_chunked(X, metric=metric, working_memory=wm)
 
 

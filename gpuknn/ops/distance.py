@@ -191,24 +191,29 @@ def pairwise_distances_chunked(
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(start_row, D_block)`` row blocks of the X-Y distance matrix.
 
-    Each block has shape ``(rows, n_y)`` and at most ``working_memory`` bytes (at least one
-    row). ``working_memory=None`` uses :func:`gpuknn._backend.default_working_memory`.
-    Rows of X and Y are prepared once; each block is one GEMM.
+    Each block has shape ``(rows, n_y)``. ``working_memory`` (default
+    :func:`gpuknn._backend.default_working_memory`) bounds everything the walk holds: the
+    prepared rows of Y (one copy, made once), and per block the prepared rows of X's block,
+    the block and one temporary of its size -- at least one row whatever the budget. Each
+    block is one GEMM.
     """
     check_metric(metric)
     X, Yv, xp = validate_pair(X, X if Y is None else Y, names=("X", "Y"))
-    qp = prepare_rows(X, metric, role="query")
     rp = prepare_rows(Yv, metric, role="reference")
     if working_memory is None:
         working_memory = default_working_memory(xp)
     itemsize = 8 if X.dtype == xp.float64 else 4
-    rows = max(1, min(X.shape[0], int(working_memory) // max(1, Yv.shape[0] * itemsize * 2)))
+    left = int(working_memory) - rp.rows.shape[0] * rp.rows.shape[1] * itemsize
+    per_row = (Yv.shape[0] * 2 + X.shape[1] + 2) * itemsize
+    rows = max(1, min(X.shape[0], left // per_row))
     RT = rp.rows.T
     for start in range(0, X.shape[0], rows):
         stop = min(start + rows, X.shape[0])
-        S = qp.rows[start:stop, :] @ RT
-        sq = None if qp.sqnorm is None else qp.sqnorm[start:stop]
-        D = scores_to_distances(S, metric, sq)
+        # Query rows are prepared block by block (preparation is row-wise: the same rows as
+        # preparing all of X at once, without a second copy of X).
+        qp = prepare_rows(X[start:stop, :], metric, role="query")
+        S = qp.rows @ RT
+        D = scores_to_distances(S, metric, qp.sqnorm)
         if Y is None and metric in ("euclidean", "sqeuclidean", "cosine", "correlation"):
             D = _zero_self(D, start, xp)
         yield start, D
