@@ -53,3 +53,19 @@ def test_mean_ranks_and_datasets():
     for name, (X, y) in data.items():
         assert set(np.unique(y)) == {0, 1} and 10 <= y.sum() <= 0.2 * y.size, name
         np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-8)
+
+
+def test_every_new_sampler_runs_in_the_resampling_study():
+    """The samplers of issue 20 plug into the study (and so into cross_validate_resampled)."""
+    from gpuknn import resampling as rs
+
+    X, y = make_overlap_domain(300, 1.0, 0.15, random_state=0)
+    samplers = {
+        "NearMiss-1": rs.NearMiss(version=1), "NearMiss-3": rs.NearMiss(version=3),
+        "RENN": rs.RepeatedEditedNearestNeighbours(), "AllKNN": rs.AllKNN(),
+        "IHT": rs.InstanceHardnessThreshold(random_state=0), "CC": rs.ClusterCentroids(random_state=0),
+        "ADASYN": rs.ADASYN(random_state=0), "BSMOTE-2": rs.BorderlineSMOTE(kind="borderline-2", random_state=0),
+    }
+    r = resampling_study(datasets={"toy": (X, y)}, samplers=samplers, n_splits=3)
+    assert r.auc.shape[:2] == (1, len(samplers))
+    assert np.isfinite(r.auc).all() and (r.auc > 0.5).all()  # overlap 1.0: clearly above chance
