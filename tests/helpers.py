@@ -115,3 +115,24 @@ class HostSyncs:
         for mod in self._patched:
             mod.to_numpy = self._original
         return False
+
+
+class ReplayRandomState:
+    """A ``numpy.random.default_rng`` stand-in that draws NumPy's legacy ``RandomState``
+    numbers, as imbalanced-learn does: monkeypatched into a sampler module, it makes the
+    sampler's random choices imbalanced-learn's, so their outputs can be compared exactly."""
+
+    def __init__(self, seed):
+        self.rs = np.random.RandomState(seed)
+
+    def integers(self, low, high, size):
+        return self.rs.randint(low, high, size=size)
+
+    def random(self, size):
+        return self.rs.random_sample(size)
+
+    def uniform(self, low, high, size):
+        return self.rs.uniform(low, high, size=size)
+
+    def permutation(self, n):
+        return self.rs.permutation(n)

@@ -65,6 +65,7 @@ def test_every_new_sampler_runs_in_the_resampling_study():
         "RENN": rs.RepeatedEditedNearestNeighbours(), "AllKNN": rs.AllKNN(),
         "IHT": rs.InstanceHardnessThreshold(random_state=0), "CC": rs.ClusterCentroids(random_state=0),
         "ADASYN": rs.ADASYN(random_state=0), "BSMOTE-2": rs.BorderlineSMOTE(kind="borderline-2", random_state=0),
+        "KMeansSMOTE": rs.KMeansSMOTE(kmeans_estimator=2, cluster_balance_threshold=0.0, random_state=0),
     }
     r = resampling_study(datasets={"toy": (X, y)}, samplers=samplers, n_splits=3)
     assert r.auc.shape[:2] == (1, len(samplers))

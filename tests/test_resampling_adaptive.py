@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_xp, host
+from helpers import ReplayRandomState, assert_xp, host
 from sklearn.neighbors import NearestNeighbors
 
 from gpuknn.errors import InvalidInputError
@@ -21,25 +21,9 @@ from gpuknn.resampling.adaptive import ADASYN, BorderlineSMOTE
 imb = pytest.importorskip("imblearn.over_sampling")
 
 
-class _ReplayRandomState:
-    """``default_rng`` stand-in drawing imbalanced-learn's ``RandomState`` numbers."""
-
-    def __init__(self, seed):
-        self.rs = np.random.RandomState(seed)
-
-    def integers(self, low, high, size):
-        return self.rs.randint(low, high, size=size)
-
-    def random(self, size):
-        return self.rs.random_sample(size)
-
-    def uniform(self, low, high, size):
-        return self.rs.uniform(low, high, size=size)
-
-
 @pytest.fixture
 def replay(monkeypatch):
-    monkeypatch.setattr(adaptive, "default_rng", _ReplayRandomState)
+    monkeypatch.setattr(adaptive, "default_rng", ReplayRandomState)
 
 
 def _data(seed, n=(80, 25, 15), d=3, sep=0.8):

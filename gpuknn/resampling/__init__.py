@@ -9,11 +9,13 @@ the training folds of a cross-validation. See ``docs/imbalanced.md``.
 from __future__ import annotations
 
 from .adaptive import ADASYN, BorderlineSMOTE
+from .categorical import SMOTEN, SMOTENC
 from .centroids import ClusterCentroids
 from .cleaning import EditedNearestNeighbours, NeighbourhoodCleaningRule, TomekLinks
 from .condensed import CNNTomek, CondensedNearestNeighbour, OneSidedSelection
 from .cv import KNNScorer, ResampledCVResult, cross_validate_resampled, default_knn_scorers, knn_positive_scores
 from .hardness import InstanceHardnessThreshold
+from .kmeans_smote import KMeansSMOTE
 from .nearmiss import NearMiss
 from .random import RandomOverSampler, RandomUnderSampler
 from .repeated import AllKNN, RepeatedEditedNearestNeighbours
@@ -25,6 +27,7 @@ __all__ = [
     "BorderlineSMOTE",
     "ClusterCentroids",
     "InstanceHardnessThreshold",
+    "KMeansSMOTE",
     "NearMiss",
     "RepeatedEditedNearestNeighbours",
     "CNNTomek",
@@ -37,6 +40,8 @@ __all__ = [
     "RandomUnderSampler",
     "ResampledCVResult",
     "SMOTE",
+    "SMOTEN",
+    "SMOTENC",
     "SMOTEENN",
     "SMOTETomek",
     "TomekLinks",

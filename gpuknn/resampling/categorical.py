@@ -1,0 +1,348 @@
+"""SMOTE-NC (mixed continuous / categorical features) and SMOTE-N (categorical features only),
+with imbalanced-learn 0.14's semantics.
+
+Categories are the values found in X's categorical columns (numbers: X is a numeric matrix of
+any namespace). The category bookkeeping (one-hot layout, counts, votes) is done on the host;
+the continuous part of X, the encoded matrix searched for neighbours and the Value Difference
+Metric distances stay in X's namespace and on its device.
+
+Random draws follow imbalanced-learn's order: for every class to over-sample, a generator is
+made from ``random_state`` (an int seed therefore restarts the same stream for every class, as
+imbalanced-learn's ``check_random_state`` does) and, for SMOTE-NC, a second one for the random
+tie-breaks of the categorical votes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.random import default_rng
+
+from .._backend import check_int, device_of, from_numpy, to_numpy
+from ..errors import InvalidInputError
+from ._base import BaseSampler, Labels, self_neighbors
+from .smote import check_class_sizes, interpolate, record_segments
+
+__all__ = ["SMOTENC", "SMOTEN"]
+
+
+def _categories(X_cat: np.ndarray, encoder: Any, name: str) -> list[np.ndarray]:
+    """Sorted distinct values per column, or the ``categories_`` of a clone of ``encoder``
+    fitted on the host columns."""
+    if encoder is None:
+        return [np.unique(X_cat[:, j]) for j in range(X_cat.shape[1])]
+    if not (hasattr(encoder, "fit") and hasattr(encoder, "inverse_transform")):
+        raise InvalidInputError(
+            f"categorical_encoder must be None or an encoder with fit/inverse_transform and "
+            f"categories_, got {encoder!r}"
+        )
+    from sklearn.base import clone
+
+    enc = clone(encoder).fit(X_cat)
+    cats = [np.asarray(c) for c in enc.categories_]
+    if len(cats) != X_cat.shape[1]:
+        raise InvalidInputError(f"categorical_encoder gave {len(cats)} category lists for {X_cat.shape[1]} {name}")
+    return cats
+
+
+def _encode(X_cat: np.ndarray, cats: list[np.ndarray]) -> np.ndarray:
+    """Host int64 codes (n, m): position of each value in its column's categories."""
+    codes = np.empty(X_cat.shape, dtype=np.int64)
+    for j, c in enumerate(cats):
+        eq = X_cat[:, j][:, None] == c[None, :]
+        if not eq.any(axis=1).all():
+            raise InvalidInputError(f"categorical_encoder: column {j} holds values outside its categories")
+        codes[:, j] = np.argmax(eq, axis=1)
+    return codes
+
+
+class SMOTENC(BaseSampler):
+    """SMOTE for data with continuous and categorical features (SMOTE-NC, Chawla et al. 2002).
+
+    For each class to over-sample, the categorical columns are one-hot encoded with the value
+    ``median_std / sqrt(2)``, ``median_std`` being the median of the class's continuous
+    (population) standard deviations; the ``k_neighbors`` nearest members of every member are
+    searched (euclidean, :func:`gpuknn.kneighbors`) on the continuous + encoded columns. A new
+    point interpolates the continuous features as :class:`~gpuknn.resampling.SMOTE` does, and
+    each categorical feature takes the most frequent category among the k neighbours of its
+    base sample (ties broken at random, as imbalanced-learn does).
+
+    Parameters
+    ----------
+    categorical_features : array-like of int or of bool
+        Indices of the categorical columns, or a boolean mask of length ``n_features``.
+        ``"auto"`` (pandas dtypes in imbalanced-learn) is not supported. At least one column
+        must be continuous (use :class:`SMOTEN` otherwise).
+    categorical_encoder : None or scikit-learn encoder, default None
+        None: the categories are each column's sorted distinct values. An encoder (e.g.
+        ``OneHotEncoder``) is cloned and fitted on the categorical columns; only its
+        ``categories_`` are used.
+    sampling_strategy : str, float, dict or callable, default "auto"
+    random_state : int, Generator or None
+        Seeds :func:`numpy.random.default_rng`, once per class and once more per class for the
+        tie-breaks (see the module notes).
+    k_neighbors : int, default 5
+    working_memory : int or None
+        Passed to :func:`gpuknn.kneighbors`.
+
+    Attributes
+    ----------
+    sampling_strategy_ : dict ``{label: samples added}``
+    categorical_features_, continuous_features_ : int64 arrays
+    categories_ : list of host arrays, one per categorical feature
+    median_std_ : dict ``{label: float}`` for every over-sampled class
+    base_indices_, neighbor_indices_ : int64 arrays (n_new,)
+        Indices into the input of each new point's base sample and chosen neighbour.
+
+    Raises
+    ------
+    InvalidInputError
+        Bad ``categorical_features`` / ``categorical_encoder`` / ``k_neighbors``, or a class to
+        over-sample with fewer than ``k_neighbors + 1`` samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 1.0], [0.5, 1.0], [1.0, 2.0], [0.2, 1.0],
+    ...               [5.0, 2.0], [5.5, 2.0], [6.0, 1.0], [5.2, 2.0], [5.9, 2.0], [6.1, 1.0]])
+    >>> y = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
+    >>> sm = SMOTENC([1], k_neighbors=2, random_state=0)
+    >>> Xr, yr = sm.fit_resample(X, y)
+    >>> Xr.shape, int(yr.sum())
+    ((12, 2), 6)
+    >>> bool(np.isin(Xr[10:, 1], [1.0, 2.0]).all())
+    True
+    """
+
+    _sampling_type = "over-sampling"
+
+    def __init__(
+        self,
+        categorical_features: Any,
+        *,
+        categorical_encoder: Any = None,
+        sampling_strategy: Any = "auto",
+        random_state: Any = None,
+        k_neighbors: int = 5,
+        working_memory: int | None = None,
+    ):
+        self.categorical_features = categorical_features
+        self.categorical_encoder = categorical_encoder
+        self.sampling_strategy = sampling_strategy
+        self.random_state = random_state
+        self.k_neighbors = k_neighbors
+        self.working_memory = working_memory
+
+    def _columns(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        cf = self.categorical_features
+        if isinstance(cf, str):
+            raise InvalidInputError(
+                f"categorical_features={cf!r} is not supported (no pandas dtypes here); "
+                "pass column indices or a boolean mask"
+            )
+        try:
+            a = np.asarray(to_numpy(cf) if hasattr(cf, "shape") else cf)
+        except Exception as exc:  # pragma: no cover - exotic inputs
+            raise InvalidInputError(f"categorical_features: cannot read {cf!r}") from exc
+        if a.ndim != 1 or a.size == 0:
+            raise InvalidInputError(f"categorical_features must be a non-empty 1-D list, got {cf!r}")
+        if a.dtype == bool:
+            if a.shape[0] != d:
+                raise InvalidInputError(
+                    f"categorical_features as a boolean mask needs {d} entries, got {a.shape[0]}"
+                )
+            cat = np.flatnonzero(a).astype(np.int64)
+            if cat.size == 0:
+                raise InvalidInputError("categorical_features: the boolean mask selects no column")
+        else:
+            if not np.issubdtype(a.dtype, np.integer):
+                raise InvalidInputError(f"categorical_features must be integer indices or booleans, got {cf!r}")
+            cat = a.astype(np.int64)
+            if ((cat < 0) | (cat >= d)).any():
+                raise InvalidInputError(
+                    f"categorical_features: indices must be between 0 and {d - 1}, got {cat.tolist()}"
+                )
+            if np.unique(cat).size != cat.size:
+                raise InvalidInputError(f"categorical_features has repeated indices: {cat.tolist()}")
+        if cat.size == d:
+            raise InvalidInputError(
+                "categorical_features selects every column; SMOTENC needs continuous features "
+                "(use SMOTEN for categorical data only)"
+            )
+        return cat, np.setdiff1d(np.arange(d, dtype=np.int64), cat)
+
+    def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
+        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
+        cat, cont = self._columns(int(X.shape[1]))
+        self.categorical_features_, self.continuous_features_ = cat, cont
+        dev = device_of(X)
+        X_cat = to_numpy(xp.take(X, from_numpy(cat, xp, device=dev), axis=1))
+        cats = _categories(X_cat, self.categorical_encoder, "categorical features")
+        self.categories_ = cats
+        codes = _encode(X_cat, cats)
+        sizes = [int(c.shape[0]) for c in cats]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        X_cont = xp.take(X, from_numpy(cont, xp, device=dev), axis=1)
+        check_class_sizes(self._strategy, lab, k, f"SMOTENC with k_neighbors={k}")
+        order = from_numpy(np.argsort(np.concatenate([cont, cat])), xp, device=dev)
+        self.median_std_ = {}
+        new_rows, new_codes, bases, nbrs = [], [], [], []
+        for c, n_new in self._strategy.items():
+            if n_new == 0:
+                continue
+            members = np.flatnonzero(lab.codes == c)
+            n_c = members.shape[0]
+            Xc = xp.take(X_cont, from_numpy(members, xp, device=dev), axis=0)
+            med = float(np.median(to_numpy(xp.sqrt(xp.var(Xc, axis=0)))))
+            self.median_std_[lab.label(c)] = med
+            onehot = np.zeros((n_c, int(offsets[-1])), dtype=np.float64)
+            cc = codes[members]
+            for j in range(len(cats)):
+                onehot[np.arange(n_c), offsets[j] + cc[:, j]] = 1.0
+            scale = med / math.sqrt(2)
+            enc = xp.astype(from_numpy(onehot * scale, xp, device=dev), X.dtype)
+            nn = self_neighbors(xp.concat([Xc, enc], axis=1), k, working_memory=self.working_memory)
+            rng = default_rng(self.random_state)
+            drawn = np.asarray(rng.integers(0, n_c * k, size=n_new), dtype=np.int64)
+            steps = np.asarray(rng.uniform(0.0, 1.0, size=n_new), dtype=np.float64)
+            rows, cols = drawn // k, drawn % k
+            X_new_cont, pick = interpolate(Xc, Xc, nn, rows, cols, steps)
+            # categorical votes among the k neighbours of each base sample (host)
+            nn_h = to_numpy(nn).astype(np.int64)[rows]  # (n_new, k)
+            unit = 1.0 if math.isclose(med, 0) else scale
+            rng_tie = default_rng(self.random_state)
+            new_cat = np.empty((n_new, len(cats)), dtype=np.float64)
+            for j, cj in enumerate(cats):
+                votes = (cc[nn_h, j][:, :, None] == np.arange(sizes[j])[None, None, :]).sum(axis=1) * unit
+                is_max = np.isclose(votes, votes.max(axis=1, keepdims=True))
+                pairs = np.argwhere(is_max)
+                pairs = pairs[np.asarray(rng_tie.permutation(pairs.shape[0]), dtype=np.int64)]
+                _, first = np.unique(pairs[:, 0], return_index=True)
+                new_cat[:, j] = cj[pairs[first, 1]]
+            cat_x = xp.astype(from_numpy(new_cat, xp, device=dev), X.dtype)
+            new_rows.append(xp.take(xp.concat([X_new_cont, cat_x], axis=1), order, axis=1))
+            new_codes.append(np.full(n_new, c, dtype=np.int64))
+            bases.append(members[rows])
+            nbrs.append(members[to_numpy(pick).astype(np.int64)])
+        return record_segments(self, new_rows, new_codes, bases, nbrs, xp)
+
+
+class SMOTEN(BaseSampler):
+    """SMOTE for categorical features only (SMOTE-N, Chawla et al. 2002).
+
+    Every feature is categorical (its values are the categories). Distances are the Value
+    Difference Metric of imbalanced-learn's ``ValueDifferenceMetric`` (k=1, r=2) fitted on all
+    of (X, y): ``d(x, z) = sum_f (sum_c |P(c | x_f) - P(c | z_f)|)^2``. For each class to
+    over-sample, the ``k_neighbors + 1`` nearest members of every member (itself included, as
+    in imbalanced-learn) are found; a new sample draws a member uniformly and takes, feature by
+    feature, the most frequent category among those neighbours (ties: the smallest category).
+
+    Parameters
+    ----------
+    sampling_strategy : str, float, dict or callable, default "auto"
+    random_state : int, Generator or None
+        Seeds :func:`numpy.random.default_rng` once per class (see the module notes).
+    k_neighbors : int, default 5
+    working_memory : int or None
+        Rows of the class distance matrix computed at once are bounded to about this many MiB
+        (default 1024).
+
+    Attributes
+    ----------
+    sampling_strategy_ : dict ``{label: samples added}``
+    categories_ : list of host arrays, one per feature
+    proba_per_class_ : list of host arrays (n_categories, n_classes), P(class | category)
+    base_indices_ : int64 array (n_new,)
+        Index into the input of each new sample's drawn member.
+
+    Notes
+    -----
+    Neighbour ties (equal distances) are ordered by index here; scikit-learn's precomputed
+    search orders them arbitrarily, which can change a vote when the tied rows differ.
+
+    Raises
+    ------
+    InvalidInputError
+        Bad ``k_neighbors`` / ``working_memory``, or a class to over-sample with fewer than
+        ``k_neighbors + 1`` samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [0.0], [1.0], [1.0], [1.0], [2.0], [2.0], [2.0], [2.0], [2.0]])
+    >>> y = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
+    >>> Xr, yr = SMOTEN(k_neighbors=2, random_state=0).fit_resample(X, y)
+    >>> Xr.shape, int((yr == 0).sum())
+    ((12, 1), 6)
+    """
+
+    _sampling_type = "over-sampling"
+
+    def __init__(
+        self,
+        *,
+        sampling_strategy: Any = "auto",
+        random_state: Any = None,
+        k_neighbors: int = 5,
+        working_memory: int | None = None,
+    ):
+        self.sampling_strategy = sampling_strategy
+        self.random_state = random_state
+        self.k_neighbors = k_neighbors
+        self.working_memory = working_memory
+
+    def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
+        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
+        mem = 1024 if self.working_memory is None else check_int(self.working_memory, name="working_memory", low=1)
+        check_class_sizes(self._strategy, lab, k, f"SMOTEN with k_neighbors={k}")
+        dev = device_of(X)
+        X_h = to_numpy(X)
+        cats = _categories(X_h, None, "features")
+        self.categories_ = cats
+        codes = _encode(X_h, cats)
+        n_cls = lab.counts.shape[0]
+        tables, self.proba_per_class_ = [], []
+        for j, cj in enumerate(cats):
+            cnt = np.zeros((cj.shape[0], n_cls), dtype=np.float64)
+            np.add.at(cnt, (codes[:, j], lab.codes), 1.0)
+            with np.errstate(invalid="ignore"):
+                p = np.nan_to_num(cnt / cnt.sum(axis=1).reshape(-1, 1))
+            self.proba_per_class_.append(p)
+            tables.append((np.sum(np.abs(p[:, None, :] - p[None, :, :]), axis=-1) ** 2).ravel())
+        sizes = np.array([c.shape[0] for c in cats], dtype=np.int64)
+        flat_off = np.concatenate([[0], np.cumsum(sizes**2)[:-1]]).astype(np.int64)
+        table = from_numpy(np.concatenate(tables), xp, device=dev)
+        new_rows, new_codes, bases = [], [], []
+        for c, n_new in self._strategy.items():
+            if n_new == 0:
+                continue
+            members = np.flatnonzero(lab.codes == c)
+            n_c = members.shape[0]
+            cc = codes[members]
+            cc_x = from_numpy(cc, xp, device=dev)
+            chunk = max(1, (mem * 2**20) // (16 * n_c))
+            parts = []
+            for s in range(0, n_c, chunk):
+                q = cc_x[s:min(s + chunk, n_c), :]
+                dist = xp.zeros((int(q.shape[0]), n_c), dtype=xp.float64, device=dev)
+                for j in range(cc.shape[1]):
+                    idx = int(flat_off[j]) + q[:, j:j + 1] * int(sizes[j]) + cc_x[None, :, j]
+                    dist = dist + xp.reshape(xp.take(table, xp.reshape(idx, (-1,))), dist.shape)
+                parts.append(xp.argsort(dist, axis=1, stable=True)[:, :k + 1])
+            nn = to_numpy(xp.concat(parts, axis=0)).astype(np.int64)
+            rng = default_rng(self.random_state)
+            rows = np.asarray(rng.integers(0, n_c, size=n_new), dtype=np.int64)
+            nbr = cc[nn[rows]]  # (n_new, k + 1, d)
+            new = np.empty((n_new, cc.shape[1]), dtype=np.float64)
+            for j, cj in enumerate(cats):
+                votes = (nbr[:, :, j][:, :, None] == np.arange(cj.shape[0])[None, None, :]).sum(axis=1)
+                new[:, j] = cj[np.argmax(votes, axis=1)]
+            new_rows.append(xp.astype(from_numpy(new, xp, device=dev), X.dtype))
+            new_codes.append(np.full(n_new, c, dtype=np.int64))
+            bases.append(members[rows])
+        self.base_indices_ = np.concatenate(bases) if bases else np.zeros(0, dtype=np.int64)
+        if not new_rows:
+            return None, np.zeros(0, dtype=np.int64)
+        return xp.concat(new_rows, axis=0), np.concatenate(new_codes)
