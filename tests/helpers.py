@@ -136,3 +136,21 @@ class ReplayRandomState:
 
     def permutation(self, n):
         return self.rs.permutation(n)
+
+
+def gaussian_classes(seed, n=(60, 25, 10), d=3, spread=1.2):
+    """Overlapping Gaussian classes of sizes ``n``, shuffled (continuous values: no distance
+    ties, so every exact-neighbour oracle agrees on the order)."""
+    rng = np.random.default_rng(seed)
+    X = np.concatenate([rng.normal(i * spread, 1.0, (m, d)) for i, m in enumerate(n)])
+    y = np.concatenate([np.full(m, i) for i, m in enumerate(n)])
+    perm = rng.permutation(y.shape[0])
+    return X[perm], y[perm]
+
+
+def subsample_classes(X, y, sizes, seed):
+    """Classes ``0..len(sizes)-1`` cut to ``sizes`` random rows each, original order kept."""
+    rng = np.random.default_rng(seed)
+    rows = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False)
+                                   for c, m in enumerate(sizes)]))
+    return X[rows], y[rows]

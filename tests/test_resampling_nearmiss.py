@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import assert_xp
+from helpers import assert_xp, gaussian_classes, subsample_classes
 
 from gpuknn.errors import InvalidInputError
 from gpuknn.resampling import NearMiss
@@ -15,30 +15,14 @@ imb = pytest.importorskip("imblearn.under_sampling")
 datasets = pytest.importorskip("sklearn.datasets")
 
 
-def _data(seed, n=(60, 25, 10), d=3, spread=1.2):
-    """Overlapping Gaussian classes, shuffled: continuous values, so no distance ties."""
-    rng = np.random.default_rng(seed)
-    X = np.concatenate([rng.normal(i * spread, 1.0, (m, d)) for i, m in enumerate(n)])
-    y = np.concatenate([np.full(m, i) for i, m in enumerate(n)])
-    perm = rng.permutation(y.shape[0])
-    return X[perm], y[perm]
-
-
-def _subsample(X, y, sizes, seed):
-    """Classes ``0..len(sizes)-1`` cut to ``sizes`` (random rows), original order kept."""
-    rng = np.random.default_rng(seed)
-    rows = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False) for c, m in enumerate(sizes)]))
-    return X[rows], y[rows]
-
-
 def _breast_cancer():
     X, y = datasets.load_breast_cancer(return_X_y=True)
-    return _subsample(X, y, (50, 200), 0)
+    return subsample_classes(X, y, (50, 200), 0)
 
 
 def _digits():
     X, y = datasets.load_digits(return_X_y=True)
-    X, y = _subsample(X, y, (90, 60, 40, 25, 12), 1)
+    X, y = subsample_classes(X, y, (90, 60, 40, 25, 12), 1)
     # integer pixels tie exactly (sklearn's order among equal distances is not the
     # engine's lower-index rule): a tiny jitter makes every distance distinct
     return X + np.random.default_rng(2).normal(0.0, 1e-3, X.shape), y
@@ -73,15 +57,15 @@ FIXTURES = [(0, (60, 25, 10)), (1, (80, 20)), (2, (40, 30, 30, 7))]
 @pytest.mark.parametrize("version", [1, 2, 3])
 @pytest.mark.parametrize("strategy,k,k3", [("auto", 3, 3), ("all", 2, 5), ("not majority", 5, 1), ("majority", 1, 2)])
 def test_nearmiss_matches_imblearn(backend, seed, n, version, strategy, k, k3):
-    X, y = _data(seed, n)
+    X, y = gaussian_classes(seed, n)
     _check(backend, X, y, sampling_strategy=strategy, version=version, n_neighbors=k, n_neighbors_ver3=k3)
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_nearmiss_dict_and_float_strategies(backend, version):
-    X, y = _data(3, (50, 30, 12))
+    X, y = gaussian_classes(3, (50, 30, 12))
     _check(backend, X, y, sampling_strategy={0: 20, 1: 15}, version=version)
-    Xb, yb = _data(4, (70, 20))
+    Xb, yb = gaussian_classes(4, (70, 20))
     _check(backend, Xb, yb, sampling_strategy=0.5, version=version)
 
 
@@ -96,7 +80,7 @@ def test_nearmiss_real_data(backend, version):
 def test_nearmiss_first_seen_minority(backend):
     """Tied smallest classes: the reference class is the first seen (Counter), the class
     spared by "auto" the lowest (np.unique) — imbalanced-learn's two rules."""
-    X, y = _data(5, (40, 15, 15))
+    X, y = gaussian_classes(5, (40, 15, 15))
     y = np.where(y == 1, 7, y)  # labels 0, 2, 7
     first = y[np.flatnonzero(y != 0)[0]]
     assert first in (2, 7)
@@ -105,14 +89,14 @@ def test_nearmiss_first_seen_minority(backend):
 
 
 def test_nearmiss_version3_short_list_warns(backend):
-    X, y = _data(6, (60, 10))
+    X, y = gaussian_classes(6, (60, 10))
     with pytest.warns(UserWarning, match="larger than the number of samples"):
         NearMiss(version=3, n_neighbors_ver3=1).fit_resample(backend.asarray(X), backend.asarray(y))
     _check(backend, X, y, version=3, n_neighbors_ver3=1)
 
 
 def test_nearmiss_string_labels(backend):
-    X, y = _data(7, (40, 25, 10))
+    X, y = gaussian_classes(7, (40, 25, 10))
     names = np.array(["ant", "bee", "cow"])[y]
     ours = NearMiss(version=2)
     Xr, yr = ours.fit_resample(backend.asarray(X), names)
@@ -123,7 +107,7 @@ def test_nearmiss_string_labels(backend):
 
 
 def test_nearmiss_bad_arguments(backend):
-    X, y = _data(8, (30, 8))
+    X, y = gaussian_classes(8, (30, 8))
     Xb, yb = backend.asarray(X), backend.asarray(y)
     with pytest.raises(InvalidInputError, match="version"):
         NearMiss(version=4).fit_resample(Xb, yb)

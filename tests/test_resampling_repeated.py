@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_xp
+from helpers import assert_xp, gaussian_classes, subsample_classes
 
 from gpuknn.errors import InvalidInputError
 from gpuknn.resampling.repeated import AllKNN, RepeatedEditedNearestNeighbours
@@ -13,28 +13,13 @@ imb = pytest.importorskip("imblearn.under_sampling")
 datasets = pytest.importorskip("sklearn.datasets")
 
 
-def _data(seed, n=(60, 25, 10), d=3, spread=1.2):
-    """Overlapping Gaussian classes, shuffled: continuous values, so no distance ties."""
-    rng = np.random.default_rng(seed)
-    X = np.concatenate([rng.normal(i * spread, 1.0, (m, d)) for i, m in enumerate(n)])
-    y = np.concatenate([np.full(m, i) for i, m in enumerate(n)])
-    perm = rng.permutation(y.shape[0])
-    return X[perm], y[perm]
-
-
-def _subsample(X, y, sizes, seed):
-    rng = np.random.default_rng(seed)
-    rows = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False) for c, m in enumerate(sizes)]))
-    return X[rows], y[rows]
-
-
 def _real():
     Xb, yb = datasets.load_breast_cancer(return_X_y=True)
     Xd, yd = datasets.load_digits(return_X_y=True)
-    Xd, yd = _subsample(Xd, yd, (90, 60, 40, 25, 12), 1)
+    Xd, yd = subsample_classes(Xd, yd, (90, 60, 40, 25, 12), 1)
     # integer pixels tie exactly; a tiny jitter makes every distance distinct
     Xd = Xd + np.random.default_rng(2).normal(0.0, 1e-3, Xd.shape)
-    return [_subsample(Xb, yb, (60, 200), 0), (Xd, yd)]
+    return [subsample_classes(Xb, yb, (60, 200), 0), (Xd, yd)]
 
 
 def _check(backend, ours, ref, X, y):
@@ -54,7 +39,7 @@ FIXTURES = [(0, (60, 25, 10)), (1, (80, 20)), (2, (40, 30, 30, 7)), (3, (30, 30)
 @pytest.mark.parametrize("kind_sel", ["all", "mode"])
 @pytest.mark.parametrize("strategy,k,max_iter", [("auto", 3, 100), ("all", 3, 100), ("not majority", 5, 100), ("auto", 1, 2)])
 def test_renn_matches_imblearn(backend, seed, n, kind_sel, strategy, k, max_iter):
-    X, y = _data(seed, n, spread=0.8)
+    X, y = gaussian_classes(seed, n, spread=0.8)
     kw = dict(sampling_strategy=strategy, n_neighbors=k, kind_sel=kind_sel, max_iter=max_iter)
     ref = imb.RepeatedEditedNearestNeighbours(**kw)
     ours = _check(backend, RepeatedEditedNearestNeighbours(**kw), ref, X, y)
@@ -65,7 +50,7 @@ def test_renn_matches_imblearn(backend, seed, n, kind_sel, strategy, k, max_iter
 @pytest.mark.parametrize("kind_sel", ["all", "mode"])
 @pytest.mark.parametrize("strategy,k,allow", [("auto", 3, False), ("auto", 5, True), ("all", 4, False), ("not majority", 3, True)])
 def test_allknn_matches_imblearn(backend, seed, n, kind_sel, strategy, k, allow):
-    X, y = _data(seed, n, spread=0.8)
+    X, y = gaussian_classes(seed, n, spread=0.8)
     kw = dict(sampling_strategy=strategy, n_neighbors=k, kind_sel=kind_sel, allow_minority=allow)
     _check(backend, AllKNN(**kw), imb.AllKNN(**kw), X, y)
 
@@ -83,7 +68,7 @@ def test_real_data(backend, which):
 
 
 def test_renn_runs_several_rounds(backend):
-    X, y = _data(9, (120, 40, 15), spread=0.6)
+    X, y = gaussian_classes(9, (120, 40, 15), spread=0.6)
     ref = imb.RepeatedEditedNearestNeighbours(sampling_strategy="majority")
     ours = _check(backend, RepeatedEditedNearestNeighbours(sampling_strategy="majority"), ref, X, y)
     assert ours.n_iter_ == ref.n_iter_ > 1
@@ -108,7 +93,7 @@ def test_renn_nothing_removed_first_round(backend):
 
 
 def test_string_labels_and_list_strategy(backend):
-    X, y = _data(11, (50, 20, 12), spread=0.8)
+    X, y = gaussian_classes(11, (50, 20, 12), spread=0.8)
     names = np.array(["cat", "dog", "eel"])[y]
     for cls in (RepeatedEditedNearestNeighbours, AllKNN):
         ours = cls(sampling_strategy=["cat", "dog"])
@@ -122,7 +107,7 @@ def test_string_labels_and_list_strategy(backend):
 
 @pytest.mark.parametrize("cls", [RepeatedEditedNearestNeighbours, AllKNN])
 def test_bad_arguments(backend, cls):
-    X, y = _data(12, (20, 10))
+    X, y = gaussian_classes(12, (20, 10))
     Xb, yb = backend.asarray(X), backend.asarray(y)
     with pytest.raises(InvalidInputError, match="kind_sel"):
         cls(kind_sel="most").fit_resample(Xb, yb)
