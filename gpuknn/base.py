@@ -12,7 +12,7 @@ from typing import Any
 from ._delegation import on_input_device
 from .errors import InvalidInputError, NotFittedError
 
-__all__ = ["BaseEstimator", "check_is_fitted"]
+__all__ = ["BaseEstimator", "check_is_fitted", "clone"]
 
 
 # Methods through which arrays enter an estimator: each runs on its inputs' device.
@@ -91,3 +91,13 @@ def check_is_fitted(estimator: Any, attributes: str | list[str] | None = None) -
         raise NotFittedError(
             f"this {type(estimator).__name__} instance is not fitted yet; call 'fit' first"
         )
+
+
+def clone(estimator: Any) -> Any:
+    """An unfitted copy of ``estimator`` with the same parameters (scikit-learn's ``clone``):
+    rebuilt from ``get_params(deep=False)``, or a deep copy of an object without them."""
+    if hasattr(estimator, "get_params"):
+        return type(estimator)(**estimator.get_params(deep=False))
+    import copy  # noqa: PLC0415
+
+    return copy.deepcopy(estimator)

@@ -154,3 +154,14 @@ def subsample_classes(X, y, sizes, seed):
     rows = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False)
                                    for c, m in enumerate(sizes)]))
     return X[rows], y[rows]
+
+
+def assert_same_resample(backend, ours, ref, X, y):
+    """``ours`` (gpuknn, on ``backend``) and ``ref`` (imbalanced-learn, on NumPy) resample
+    ``(X, y)`` alike: y exactly, X to 1e-12, the same sampling strategy. Returns ref's output."""
+    Xr, yr = ours.fit_resample(backend.asarray(X), backend.asarray(y))
+    Xe, ye = ref.fit_resample(X, y)
+    assert_xp(yr, ye, backend)
+    assert_xp(Xr, Xe, backend, exact=False, rtol=1e-12, atol=1e-12)
+    assert ours.sampling_strategy_ == {int(c): int(v) for c, v in ref.sampling_strategy_.items()}
+    return Xe, ye

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import ReplayRandomState, assert_xp, host
+from helpers import ReplayRandomState, assert_same_resample, assert_xp, host
 from sklearn.neighbors import NearestNeighbors
 
 from gpuknn.errors import InvalidInputError
@@ -51,15 +51,6 @@ def _digits():
     return X[keep] + 1e-6 * rng.standard_normal((keep.shape[0], X.shape[1])), y[keep]
 
 
-def _check_same(backend, ours, ref, X, y):
-    Xr, yr = ours.fit_resample(backend.asarray(X), backend.asarray(y))
-    Xe, ye = ref.fit_resample(X, y)
-    assert_xp(yr, ye, backend)
-    assert_xp(Xr, Xe, backend, exact=False, rtol=1e-12, atol=1e-12)
-    assert ours.sampling_strategy_ == {int(c): int(v) for c, v in ref.sampling_strategy_.items()}
-    return Xe, ye
-
-
 # ------------------------------------------------------------------ equality, replayed draws
 
 
@@ -67,7 +58,7 @@ def _check_same(backend, ours, ref, X, y):
 @pytest.mark.parametrize("strategy", ["auto", "minority", "all", {1: 60, 2: 70}])
 def test_adasyn_equals_imblearn(backend, replay, k, strategy):
     X, y = _data(0)
-    _check_same(
+    assert_same_resample(
         backend,
         ADASYN(n_neighbors=k, sampling_strategy=strategy, random_state=3),
         imb.ADASYN(n_neighbors=k, sampling_strategy=strategy, random_state=3),
@@ -82,7 +73,7 @@ def test_borderline_equals_imblearn(backend, replay, kind, k, m, strategy):
     X, y = _data(1)
     ours = BorderlineSMOTE(k_neighbors=k, m_neighbors=m, kind=kind, sampling_strategy=strategy, random_state=4)
     ref = imb.BorderlineSMOTE(k_neighbors=k, m_neighbors=m, kind=kind, sampling_strategy=strategy, random_state=4)
-    _check_same(backend, ours, ref, X, y)
+    assert_same_resample(backend, ours, ref, X, y)
     assert set(ours.in_danger_indices_) == set(ref.in_danger_indices)
     for c, idx in ref.in_danger_indices.items():
         np.testing.assert_array_equal(ours.in_danger_indices_[int(c)], idx)
@@ -100,7 +91,7 @@ def test_borderline_equals_imblearn(backend, replay, kind, k, m, strategy):
 )
 def test_real_data_equals_imblearn(backend, replay, load, make):
     X, y = load()
-    _check_same(backend, make(adaptive), make(imb), X, y)
+    assert_same_resample(backend, make(adaptive), make(imb), X, y)
 
 
 # ------------------------------------------------------------------ properties, own draws

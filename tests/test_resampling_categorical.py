@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import ReplayRandomState, assert_xp, host
+from helpers import ReplayRandomState, assert_same_resample, host
 
 from gpuknn.errors import InvalidInputError
 from gpuknn.resampling import categorical
@@ -55,15 +55,6 @@ def _breast_cancer_mixed():
     return X, y, [1, 4, 6]
 
 
-def _check_same(backend, ours, ref, X, y):
-    Xr, yr = ours.fit_resample(backend.asarray(X), backend.asarray(y))
-    Xe, ye = ref.fit_resample(X, y)
-    assert_xp(yr, ye, backend)
-    assert_xp(Xr, Xe, backend, exact=False, rtol=1e-12, atol=1e-12)
-    assert ours.sampling_strategy_ == {int(c): int(v) for c, v in ref.sampling_strategy_.items()}
-    return Xe, ye
-
-
 # ------------------------------------------------------------------ SMOTENC
 
 
@@ -75,7 +66,7 @@ def test_smotenc_equals_imblearn(backend, replay, k, strategy, mask):
     cf = [j in _CAT for j in range(X.shape[1])] if mask else _CAT  # a list: imblearn compares to "auto"
     ours = SMOTENC(cf, k_neighbors=k, sampling_strategy=strategy, random_state=7)
     ref = imb.SMOTENC(cf, k_neighbors=k, sampling_strategy=strategy, random_state=7)
-    _check_same(backend, ours, ref, X, y)
+    assert_same_resample(backend, ours, ref, X, y)
     assert set(ours.median_std_) == {int(c) for c in ref.median_std_}
     for c, v in ref.median_std_.items():
         assert ours.median_std_[int(c)] == pytest.approx(v, rel=1e-12)
@@ -90,12 +81,12 @@ def test_smotenc_unsorted_indices_and_encoder(backend, replay, seed):
     enc = OneHotEncoder(handle_unknown="ignore")
     ours = SMOTENC(cf, categorical_encoder=enc, random_state=seed)
     ref = imb.SMOTENC(cf, categorical_encoder=enc, random_state=seed)
-    _check_same(backend, ours, ref, X, y)
+    assert_same_resample(backend, ours, ref, X, y)
 
 
 def test_smotenc_breast_cancer(backend, replay):
     X, y, cf = _breast_cancer_mixed()
-    _check_same(backend, SMOTENC(cf, random_state=0), imb.SMOTENC(cf, random_state=0), X, y)
+    assert_same_resample(backend, SMOTENC(cf, random_state=0), imb.SMOTENC(cf, random_state=0), X, y)
 
 
 def test_smotenc_properties(backend):
@@ -122,7 +113,7 @@ def test_smotenc_zero_median_std(backend, replay):
     X[y == 2, 0] = 1.0
     X[y == 2, 2] = 2.0
     ref = imb.SMOTENC(_CAT, random_state=1)
-    _check_same(backend, SMOTENC(_CAT, random_state=1), ref, X, y)
+    assert_same_resample(backend, SMOTENC(_CAT, random_state=1), ref, X, y)
     assert ref.median_std_[2] == 0
 
 
@@ -170,7 +161,7 @@ def test_smoten_equals_imblearn(backend, replay, k, strategy):
     X, y = _nominal(0)
     ours = SMOTEN(k_neighbors=k, sampling_strategy=strategy, random_state=5)
     ref = imb.SMOTEN(k_neighbors=k, sampling_strategy=strategy, random_state=5)
-    _check_same(backend, ours, ref, X, y)
+    assert_same_resample(backend, ours, ref, X, y)
 
 
 def test_smoten_vdm_matches_imblearn():
@@ -199,7 +190,7 @@ def _breast_cancer_nominal():
 
 def test_smoten_breast_cancer(backend, replay):
     X, y = _breast_cancer_nominal()
-    _check_same(backend, SMOTEN(random_state=0), imb.SMOTEN(random_state=0), X, y)
+    assert_same_resample(backend, SMOTEN(random_state=0), imb.SMOTEN(random_state=0), X, y)
 
 
 def test_smoten_working_memory_chunks(backend):

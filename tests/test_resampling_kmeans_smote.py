@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import ReplayRandomState, assert_xp, host
+from helpers import ReplayRandomState, assert_same_resample, assert_xp, host
 from sklearn.cluster import KMeans as SkKMeans
 from sklearn.neighbors import NearestNeighbors
 
@@ -57,15 +57,6 @@ def _ours_km(backend):
     return KMeans(4, init=backend.asarray(CENTERS), n_init=1)
 
 
-def _check_same(backend, ours, ref, X, y):
-    Xr, yr = ours.fit_resample(backend.asarray(X), backend.asarray(y))
-    Xe, ye = ref.fit_resample(X, y)
-    assert_xp(yr, ye, backend)
-    assert_xp(Xr, Xe, backend, exact=False, rtol=1e-12, atol=1e-12)
-    assert ours.sampling_strategy_ == {int(c): int(v) for c, v in ref.sampling_strategy_.items()}
-    return Xe, ye
-
-
 # ------------------------------------------------------------------ equality, replayed draws
 
 
@@ -77,7 +68,7 @@ def test_equals_imblearn(backend, replay, k, strategy, threshold, exponent):
     kw = dict(k_neighbors=k, sampling_strategy=strategy, random_state=3,
               cluster_balance_threshold=threshold, density_exponent=exponent)
     ours = KMeansSMOTE(kmeans_estimator=_ours_km(backend), **kw)
-    _check_same(backend, ours, imb.KMeansSMOTE(kmeans_estimator=_sk(), **kw), X, y)
+    assert_same_resample(backend, ours, imb.KMeansSMOTE(kmeans_estimator=_sk(), **kw), X, y)
     np.testing.assert_array_equal(ours.cluster_labels_, _sk().fit_predict(X))
 
 
@@ -85,7 +76,7 @@ def test_same_sklearn_estimator_equals_imblearn(backend, replay):
     X, y = _data(1)
     est = _sk()
     ours = KMeansSMOTE(kmeans_estimator=est, random_state=5)
-    _check_same(backend, ours, imb.KMeansSMOTE(kmeans_estimator=est, random_state=5), X, y)
+    assert_same_resample(backend, ours, imb.KMeansSMOTE(kmeans_estimator=est, random_state=5), X, y)
     assert isinstance(ours.kmeans_estimator_, SkKMeans) and ours.kmeans_estimator_ is not est
 
 
@@ -93,7 +84,7 @@ def test_single_cluster_equals_smote_like_imblearn(backend, replay):
     X, y = _data(2)
     ours = KMeansSMOTE(kmeans_estimator=KMeans(1, init=backend.asarray(CENTERS[:1]), n_init=1), random_state=1)
     ref = imb.KMeansSMOTE(kmeans_estimator=SkKMeans(1, init=CENTERS[:1], n_init=1), random_state=1)
-    _check_same(backend, ours, ref, X, y)
+    assert_same_resample(backend, ours, ref, X, y)
     assert ours.cluster_balance_threshold_ == -np.inf
 
 

@@ -22,6 +22,7 @@ from numpy.random import default_rng
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
+from ..base import clone
 from ._base import BaseSampler, Labels, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
@@ -38,8 +39,6 @@ def _categories(X_cat: np.ndarray, encoder: Any, name: str) -> list[np.ndarray]:
             f"categorical_encoder must be None or an encoder with fit/inverse_transform and "
             f"categories_, got {encoder!r}"
         )
-    from sklearn.base import clone
-
     enc = clone(encoder).fit(X_cat)
     cats = [np.asarray(c) for c in enc.categories_]
     if len(cats) != X_cat.shape[1]:

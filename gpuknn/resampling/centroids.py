@@ -12,16 +12,12 @@ from .._delegation import take_rows
 from ..cluster import KMeans
 from ..errors import InvalidInputError
 from ..neighbors import kneighbors
+from ..base import clone
 from ._base import BaseSampler, check_sampling_strategy, encode_labels
 
 __all__ = ["ClusterCentroids"]
 
 _VOTING = ("auto", "soft", "hard")
-
-
-def _fresh(estimator: Any) -> Any:
-    """An unfitted copy of ``estimator`` with the same parameters (scikit-learn's ``clone``)."""
-    return type(estimator)(**estimator.get_params(deep=False))
 
 
 class ClusterCentroids(BaseSampler):
@@ -100,7 +96,7 @@ class ClusterCentroids(BaseSampler):
         if self.estimator is None:
             est = KMeans(n_clusters=n, random_state=self.random_state)
         else:
-            est = _fresh(self.estimator).set_params(n_clusters=n)
+            est = clone(self.estimator).set_params(n_clusters=n)
         est.fit(Xc)
         self.estimator_ = est
         C = getattr(est, "cluster_centers_", None)

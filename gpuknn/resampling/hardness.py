@@ -14,14 +14,10 @@ from ..classifiers.knn import KNeighborsClassifier
 from ..errors import InvalidInputError
 from ..model_selection.cv import check_folds
 from ..model_selection.splitters import StratifiedKFold
+from ..base import clone
 from ._base import BaseSampler, Labels
 
 __all__ = ["InstanceHardnessThreshold"]
-
-
-def _fresh(estimator: Any) -> Any:
-    """An unfitted copy of ``estimator`` with the same parameters (scikit-learn's ``clone``)."""
-    return type(estimator)(**estimator.get_params(deep=False))
 
 
 class InstanceHardnessThreshold(BaseSampler):
@@ -130,7 +126,7 @@ class InstanceHardnessThreshold(BaseSampler):
         codes_x = lab.codes_xp(xp, device_of(X))
         proba = np.zeros(codes.shape[0], dtype=np.float64)
         for train, test in folds:
-            est = _fresh(template)
+            est = clone(template)
             est.fit(take_rows(X, train), take_rows(codes_x, train))
             P = est.predict_proba(take_rows(X, test))
             cls = np.asarray(to_numpy(est.classes_)).astype(np.int64)

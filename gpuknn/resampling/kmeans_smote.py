@@ -8,7 +8,6 @@ cluster, every new point of the cluster built in one vectorised expression in X'
 
 from __future__ import annotations
 
-import copy
 import math
 import numbers
 from typing import Any
@@ -20,18 +19,13 @@ from .._backend import array_namespace, check_int, device_of, from_numpy, to_num
 from ..cluster import KMeans
 from ..errors import InvalidInputError
 from ..ops.distance import pairwise_distances_chunked
+from ..base import BaseEstimator, clone
 from ._base import BaseSampler, Labels, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
 __all__ = ["KMeansSMOTE"]
 
 _DEFAULT_N_CLUSTERS = 8  # scikit-learn's MiniBatchKMeans default, imbalanced-learn's default clusterer
-
-
-def _clone(est: Any) -> Any:
-    if hasattr(est, "get_params"):
-        return type(est)(**est.get_params(deep=False))
-    return copy.deepcopy(est)
 
 
 def _real_or_auto(value: Any, name: str) -> Any:
@@ -155,12 +149,12 @@ class KMeansSMOTE(BaseSampler):
             raise InvalidInputError(
                 f"kmeans_estimator must be None, an int >= 1 or a clusterer with fit_predict, got {est!r}"
             )
-        return _clone(est)
+        return clone(est)
 
     def _cluster(self, X: Any) -> np.ndarray:
         est = self._clusterer()
-        native = type(est).__module__.startswith("gpuknn")
-        Xin = X if native else to_numpy(X)
+        # gpuknn's estimators take X in its namespace; others get it on the host.
+        Xin = X if isinstance(est, BaseEstimator) else to_numpy(X)
         labels = est.fit_predict(Xin) if hasattr(est, "fit_predict") else est.fit(Xin).labels_
         self.kmeans_estimator_ = est
         labels = np.asarray(to_numpy(labels)).astype(np.int64).reshape(-1)
