@@ -23,17 +23,23 @@ from .errors import (
     CorruptDataError,
     DataNotFoundError,
     DeviceUnavailableError,
+    EmptyNeighborhoodWarning,
     GpuknnError,
     InvalidInputError,
+    InvalidInputTypeError,
     NotFittedError,
 )
 from .model_selection import (
     KFold,
+    KNeighborsClassifierCV,
+    PCAKNeighborsClassifierCV,
     RepeatedStratifiedKFold,
     StratifiedKFold,
     train_test_split,
 )
+from .nearest import KNeighborsTransformer, NearestNeighbors
 from .neighbors import kneighbors
+from .regression import KNeighborsRegressor, RadiusNeighborsRegressor
 from .partial import PartialNeighbors, finalize_partial, kneighbors_partial, merge_partial
 from .votes import vote_counts, votes_for_many_k
 from .ops.distance import pairwise_distances, pairwise_distances_chunked
@@ -47,20 +53,27 @@ __all__ = [
     "DataNotFoundError",
     "DeviceUnavailableError",
     "ECDNNClassifier",
+    "EmptyNeighborhoodWarning",
     "FuzzyCMeans",
     "GpuknnError",
     "InvalidInputError",
+    "InvalidInputTypeError",
     "KFold",
     "KMeans",
     "KNeighborsClassifier",
+    "KNeighborsClassifierCV",
+    "KNeighborsRegressor",
+    "KNeighborsTransformer",
     "NearestCentroid",
+    "NearestNeighbors",
     "NotFittedError",
     "PCA",
+    "PCAKNeighborsClassifierCV",
     "PartialNeighbors",
     "RadiusNeighborsClassifier",
+    "RadiusNeighborsRegressor",
     "RepeatedStratifiedKFold",
     "StratifiedKFold",
-    "__version__",
     "cluster",
     "datasets",
     "finalize_partial",
@@ -77,4 +90,5 @@ __all__ = [
     "train_test_split",
     "vote_counts",
     "votes_for_many_k",
+    "__version__",
 ]

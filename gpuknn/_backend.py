@@ -21,7 +21,7 @@ from array_api_compat import (
     is_torch_namespace,
 )
 
-from .errors import DeviceUnavailableError, InvalidInputError
+from .errors import DeviceUnavailableError, InvalidInputError, InvalidInputTypeError
 
 __all__ = [
     "array_namespace",
@@ -41,6 +41,7 @@ __all__ = [
     "check_namespace",
     "namespace_name",
     "convert_hint",
+    "host_array",
 ]
 
 _CPU_WORKING_MEMORY = 256 << 20
@@ -56,7 +57,10 @@ def array_namespace(*arrays: Any) -> Any:
 
     ``None`` and Python scalars are ignored. Lists and tuples count as NumPy input.
     """
-    arrs = [a for a in arrays if a is not None and not isinstance(a, (int, float, bool, str, list, tuple))]
+    # Anything that is not an array of some namespace (lists, DataFrames, objects with
+    # __array__, sparse matrices) is host data: NumPy's (validate_matrix converts or refuses it).
+    arrs = [a for a in arrays if a is not None and array_api_compat.is_array_api_obj(a)
+            and not isinstance(a, (int, float, bool, str))]
     if not arrs:
         return compat_numpy
     try:
@@ -103,16 +107,20 @@ def check_namespace(X: Any, xp: Any, *, name: str, device: Any = None) -> None:
     """
     have = array_namespace(X)
     if have is not xp:
-        raise InvalidInputError(
-            f"expected {name} as an array of {namespace_name(xp)} (the namespace of the fitted "
-            f"data or of the other inputs), got one of {namespace_name(have)}; convert it "
-            f"first: {convert_hint(xp, device)}"
+        exc = InvalidInputError(
+            f"{name} must use the same namespace as the fitted data or the other inputs: "
+            f"expected an array of {namespace_name(xp)}, got one of {namespace_name(have)}; "
+            f"convert it first: {convert_hint(xp, device)}"
         )
+        exc.namespace_mismatch = True  # estimators prefix the method's name (gpuknn.base)
+        raise exc
     if device is not None and device_of(X) != device:
-        raise InvalidInputError(
-            f"{name} is on device {device_of(X)}, but the fitted data or the other inputs are on "
-            f"{device}; move it first: {convert_hint(xp, device)}"
+        exc = InvalidInputError(
+            f"{name} is on device {device_of(X)}, but the fitted data or the other inputs are "
+            f"on {device}; move it first: {convert_hint(xp, device)}"
         )
+        exc.namespace_mismatch = True
+        raise exc
 
 
 def device_of(x: Any) -> Any:
@@ -189,6 +197,11 @@ def _import_cupy():
         return None
 
 
+# ndarray subclasses (np.matrix, masked arrays) are converted to plain arrays: np.matrix's
+# ``*`` is a matrix product and its reductions stay 2-D, which would silently change results.
+_PLAIN_ARRAYS = (np.ndarray, np.memmap)
+
+
 def float_dtype(X: Any, xp: Any, dtype: Any = None) -> Any:
     """The float dtype to compute in: ``dtype`` if given, X's own if floating, else float64."""
     if dtype is not None:
@@ -204,6 +217,43 @@ def _dtype_from(dtype: Any, xp: Any) -> Any:
             raise InvalidInputError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
         return getattr(xp, dtype)
     return dtype
+
+
+def host_array(X: Any, *, name: str = "X") -> np.ndarray:
+    """Host data that is not an array of any namespace, as a plain NumPy array.
+
+    Lists, tuples, pandas DataFrames/Series, ``numpy.matrix`` and objects with
+    ``__array__`` are converted; object arrays of numbers become float64. Sparse matrices,
+    masked arrays with masked entries, complex values and non-numeric objects raise
+    :class:`InvalidInputError` saying so (scikit-learn's wording, which its tools match).
+    """
+    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+        raise InvalidInputError(
+            f"{name} is a sparse matrix ({type(X).__name__} of shape {getattr(X, 'shape', '?')}); "
+            f"sparse input is not supported: pass a dense array, e.g. {name}.toarray()"
+        )
+    if isinstance(X, np.ma.MaskedArray):
+        if np.ma.count_masked(X):
+            raise InvalidInputError(
+                f"{name} is a masked array with {np.ma.count_masked(X)} masked entries; fill "
+                f"them first, e.g. {name}.filled(value), or drop those rows"
+            )
+        X = X.data
+    try:
+        a = np.asarray(X)
+    except (TypeError, ValueError) as exc:  # ragged lists, odd objects
+        raise InvalidInputError(f"{name} cannot be read as an array: {exc}") from None
+    if a.dtype.kind == "O":
+        try:
+            a = a.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputTypeError(
+                f"{name} holds values that are not numbers ({exc}); each argument must be a "
+                "string or a number convertible to float"
+            ) from None
+    if a.dtype.kind == "c":
+        raise InvalidInputError(f"Complex data not supported: {name} has dtype {a.dtype}")
+    return a
 
 
 def validate_matrix(
@@ -226,14 +276,26 @@ def validate_matrix(
     a non-numeric dtype, non-finite values, or a namespace or device other than ``xp`` and
     ``device``; the message names the offending rows.
     """
-    if isinstance(X, (list, tuple)) or not hasattr(X, "shape"):
-        X = from_numpy(np.asarray(X), xp, device=device)
+    if not array_api_compat.is_array_api_obj(X) or (
+        isinstance(X, np.ndarray) and (type(X) not in _PLAIN_ARRAYS or X.dtype.kind == "O")
+    ):
+        X = from_numpy(host_array(X, name=name), xp, device=device)
     else:
         check_namespace(X, xp, name=name, device=device)
     if X.ndim != ndim:
-        raise InvalidInputError(f"{name} must be {ndim}-D, got shape {tuple(X.shape)}")
+        hint = ""
+        if ndim == 2 and X.ndim == 1:
+            hint = (f"; Reshape your data either using {name}.reshape(-1, 1) if it has a single "
+                    f"feature or {name}.reshape(1, -1) if it is a single sample")
+        raise InvalidInputError(f"{name} must be {ndim}-D, got shape {tuple(X.shape)}{hint}")
     if not allow_empty and any(s == 0 for s in X.shape):
-        raise InvalidInputError(f"{name} is empty (shape {tuple(X.shape)})")
+        shape = tuple(X.shape)
+        what = "sample(s)" if shape[0] == 0 else "feature(s)"
+        raise InvalidInputError(
+            f"{name} is empty: {name} has 0 {what} (shape={shape}) while a minimum of 1 is required."
+        )
+    if xp.isdtype(X.dtype, "complex floating"):
+        raise InvalidInputError(f"Complex data not supported: {name} has dtype {X.dtype}")
     if not (xp.isdtype(X.dtype, "numeric") or xp.isdtype(X.dtype, "bool")):
         raise InvalidInputError(f"{name} must be numeric, got dtype {X.dtype}")
     target = float_dtype(X, xp, dtype)

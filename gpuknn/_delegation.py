@@ -406,3 +406,48 @@ def on_input_device(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
 
     return run
+
+
+def csr_matrix(data: Any, indices: Any, indptr: Any, shape: tuple[int, int]) -> Any:
+    """A CSR sparse matrix of ``shape`` from its three arrays, in the arrays' library.
+
+    Parameters
+    ----------
+    data : array of shape (nnz,)
+    indices : int array of shape (nnz,)
+        Column of each stored value.
+    indptr : int array of shape (shape[0] + 1,)
+        Row ``i`` holds ``data[indptr[i]:indptr[i + 1]]``.
+    shape : (int, int)
+
+    Returns
+    -------
+    ``cupyx.scipy.sparse.csr_matrix`` on the arrays' device for CuPy arrays (its indices
+    are int32: more than ``2**31 - 1`` stored values raise :class:`InvalidInputError`);
+    ``scipy.sparse.csr_matrix`` on the host for every other namespace (generic: host
+    copies of the three arrays; stored zeros stay stored).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> csr_matrix(np.array([1.0, 2.0]), np.array([1, 0]), np.array([0, 1, 2]), (2, 2)).toarray()
+    array([[0., 1.],
+           [2., 0.]])
+    """
+    shape = (int(shape[0]), int(shape[1]))
+    if is_cupy_array(data):
+        import cupy  # noqa: PLC0415 - only reached with CuPy arrays in hand
+        import cupyx.scipy.sparse  # noqa: PLC0415
+
+        from .errors import InvalidInputError  # noqa: PLC0415
+
+        if int(data.shape[0]) > 2**31 - 1:
+            raise InvalidInputError(f"a CuPy CSR matrix holds at most 2**31 - 1 values, got {int(data.shape[0])}")
+        # cupyx's sparse kernels take int32 indices only.
+        return cupyx.scipy.sparse.csr_matrix(
+            (data, cupy.asarray(indices, dtype=cupy.int32), cupy.asarray(indptr, dtype=cupy.int32)), shape=shape)
+    import scipy.sparse  # noqa: PLC0415 - scipy import is slow, only when used
+
+    from ._backend import to_numpy  # noqa: PLC0415
+
+    return scipy.sparse.csr_matrix((to_numpy(data), to_numpy(indices), to_numpy(indptr)), shape=shape)

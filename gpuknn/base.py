@@ -1,32 +1,43 @@
-"""scikit-learn-style estimator plumbing without depending on scikit-learn.
+"""gpuknn's estimators are scikit-learn estimators.
 
-``get_params``/``set_params`` read the ``__init__`` signature, so estimators store their
-arguments unchanged and validate them in ``fit`` (scikit-learn's contract).
+:class:`BaseEstimator` is scikit-learn's ``BaseEstimator`` (``get_params``/``set_params``,
+``clone``, ``repr``, pickling, tags), plus two things of gpuknn's own: every entry method
+runs on its inputs' device (CuPy), and the tags say what is true of the whole library —
+array-API inputs are kept in their namespace and on their device. Subclasses put
+scikit-learn's mixins first (``class KNN(ClassifierMixin, BaseEstimator)``), as scikit-learn
+requires.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
+
+from sklearn.base import BaseEstimator as _SklearnBaseEstimator
+from sklearn.base import clone as _sklearn_clone
 
 from ._delegation import on_input_device
 from .errors import InvalidInputError, NotFittedError
 
-__all__ = ["BaseEstimator", "check_is_fitted", "clone"]
+__all__ = ["BaseEstimator", "check_is_fitted", "clone", "validate_data"]
 
 
 # Methods through which arrays enter an estimator: each runs on its inputs' device.
-_ENTRY_METHODS = ("fit", "predict", "predict_proba", "transform", "fit_transform",
-                  "inverse_transform", "fit_predict", "fit_resample", "kneighbors", "score",
-                  "predict_membership", "split")
+_ENTRY_METHODS = ("fit", "predict", "predict_proba", "predict_log_proba", "transform",
+                  "fit_transform", "inverse_transform", "fit_predict", "fit_resample",
+                  "kneighbors", "radius_neighbors", "kneighbors_graph", "radius_neighbors_graph",
+                  "score", "score_samples", "decision_function", "predict_membership", "split")
 
 
-class BaseEstimator:
-    """Base class giving ``get_params``, ``set_params`` and a readable ``repr``.
+class BaseEstimator(_SklearnBaseEstimator):
+    """scikit-learn's ``BaseEstimator`` with gpuknn's device rule and tags.
 
     Every subclass's entry methods (``fit``, ``predict``, ...) run within
     :func:`gpuknn._delegation.device_scope` of their arguments, so what they create lands on
     the inputs' device on CuPy too (see :func:`gpuknn._delegation.on_input_device`).
+    ``set_params`` with an unknown name raises :class:`~gpuknn.errors.InvalidInputError`
+    (a ``ValueError``, as in scikit-learn).
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -35,48 +46,43 @@ class BaseEstimator:
             method = cls.__dict__.get(name)
             if callable(method) and not getattr(method, "_on_input_device", False):
                 wrapped = on_input_device(method)
+                if not inspect.isgeneratorfunction(method):
+                    wrapped = _naming_mismatches(wrapped, name)
                 wrapped._on_input_device = True
                 setattr(cls, name, wrapped)
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return sorted(
-            p.name
-            for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        )
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Parameters of this estimator, as passed to ``__init__``."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
     def set_params(self, **params: Any) -> "BaseEstimator":
-        """Set parameters by name; unknown names raise :class:`InvalidInputError`."""
-        valid = set(self._param_names())
-        for key, value in params.items():
-            if key not in valid:
-                raise InvalidInputError(
-                    f"invalid parameter {key!r} for {type(self).__name__}; valid: {sorted(valid)}"
-                )
-            setattr(self, key, value)
-        return self
+        """Set parameters by name (``step__param`` for nested estimators)."""
+        try:
+            return super().set_params(**params)
+        except InvalidInputError:
+            raise
+        except ValueError as exc:  # scikit-learn's "Invalid parameter ..." message, our family
+            raise InvalidInputError(str(exc)) from None
 
-    def __repr__(self) -> str:
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
-        shown = [
-            f"{k}={v!r}" for k, v in self.get_params().items() if not _same(v, defaults.get(k))
-        ]
-        return f"{type(self).__name__}({', '.join(shown)})"
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # Inputs from any array-API namespace stay in it and on their device.
+        tags.array_api_support = True
+        return tags
 
 
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return bool(a == b) and type(a) is type(b)
-    except Exception:
-        return False
+def _naming_mismatches(method: Any, name: str) -> Any:
+    """Wrap an entry method so that a namespace or device mismatch names it
+    (``KNeighborsClassifier.predict(): X must use the same namespace ...``): the method the
+    user called, as each enclosing entry method renames the error on its way out."""
+
+    @functools.wraps(method)
+    def entry(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except InvalidInputError as exc:
+            if getattr(exc, "namespace_mismatch", False):
+                exc.bare_message = getattr(exc, "bare_message", exc.args[0])
+                exc.args = (f"{type(self).__name__}.{name}(): {exc.bare_message}",) + exc.args[1:]
+            raise
+
+    return entry
 
 
 def check_is_fitted(estimator: Any, attributes: str | list[str] | None = None) -> None:
@@ -94,10 +100,36 @@ def check_is_fitted(estimator: Any, attributes: str | list[str] | None = None) -
 
 
 def clone(estimator: Any) -> Any:
-    """An unfitted copy of ``estimator`` with the same parameters (scikit-learn's ``clone``):
-    rebuilt from ``get_params(deep=False)``, or a deep copy of an object without them."""
-    if hasattr(estimator, "get_params"):
-        return type(estimator)(**estimator.get_params(deep=False))
-    import copy  # noqa: PLC0415
+    """An unfitted copy of ``estimator`` with the same parameters: scikit-learn's ``clone``
+    (nested estimators cloned too), or a deep copy of an object without ``get_params``."""
+    return _sklearn_clone(estimator, safe=False)
 
-    return copy.deepcopy(estimator)
+
+def validate_data(
+    estimator: Any, X: Any, *, reset: bool, xp: Any = None, device: Any = None,
+    dtype: Any = None, name: str = "X", check_finite: bool = True,
+) -> Any:
+    """Validate an estimator's input: :func:`gpuknn._backend.validate_matrix`, then
+    scikit-learn's ``n_features_in_`` / ``feature_names_in_`` bookkeeping.
+
+    ``reset=True`` (``fit``) records the number of features and, for a pandas DataFrame
+    with string column names, ``feature_names_in_``; ``reset=False`` (``predict``,
+    ``transform``, ...) checks them with scikit-learn's messages ("X has 3 features, but
+    KNeighborsClassifier is expecting 4 features as input"), raised as
+    :class:`~gpuknn.errors.InvalidInputError`. Returns X as a floating array of ``xp`` (X's
+    own namespace by default) on ``device``.
+    """
+    from sklearn.utils.validation import validate_data as _sklearn_validate_data  # noqa: PLC0415
+
+    from ._backend import array_namespace, validate_matrix  # noqa: PLC0415
+
+    raw = X
+    X = validate_matrix(X, array_namespace(X) if xp is None else xp, name=name, dtype=dtype,
+                        device=device, check_finite=check_finite)
+    try:
+        # skip_check_array: only the bookkeeping; the data stays in its namespace.
+        _sklearn_validate_data(estimator, raw if hasattr(raw, "columns") else X,
+                               skip_check_array=True, reset=reset)
+    except ValueError as exc:
+        raise InvalidInputError(str(exc)) from None
+    return X

@@ -28,8 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import array_namespace, device_of, to_numpy, validate_matrix
-from .base import BaseEstimator, check_is_fitted
+from ._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+
+from .base import BaseEstimator, check_is_fitted, validate_data
 from .errors import InvalidInputError
 from .linalg.block import block_eigh
 from .linalg.covariance import covariance_and_mean
@@ -41,7 +43,7 @@ __all__ = ["PCA"]
 _SOLVERS = ("eigh", "deflation", "block")
 
 
-class PCA(BaseEstimator):
+class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Principal component analysis (scikit-learn compatible subset).
 
     Parameters
@@ -82,7 +84,7 @@ class PCA(BaseEstimator):
     mean_ : array, shape (n_features,)
         Per-feature training mean.
     n_components_, n_features_in_, n_samples_ : int
-    n_iter_ : numpy.ndarray of int, shape ``(n_components_,)``
+    n_iter_ : array of int64, shape ``(n_components_,)``, in X's namespace and on its device
         Iterations per component ("deflation"), the block's iteration count repeated
         ("block"), zeros ("eigh").
     converged_ : bool
@@ -144,10 +146,13 @@ class PCA(BaseEstimator):
             raise InvalidInputError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
         xp = array_namespace(X)
         # the finite check comes with the covariance's column sums and Gram diagonal
-        X = validate_matrix(X, xp, name="X", dtype=self.dtype, check_finite=False)
+        X = validate_data(self, X, reset=True, xp=xp, dtype=self.dtype, check_finite=False)
         n_samples, n_features = X.shape
         if n_samples < 2:
-            raise InvalidInputError(f"PCA needs at least 2 samples, got X of shape {tuple(X.shape)}")
+            raise InvalidInputError(
+                f"PCA needs at least 2 samples, got n_samples = {n_samples} (X of shape "
+                f"{tuple(X.shape)})"
+            )
         p, fraction = self._n_components(n_samples, n_features)
         C64, mean = covariance_and_mean(X)
         total = float(xp.sum(xp.linalg.diagonal(C64)))
@@ -178,7 +183,7 @@ class PCA(BaseEstimator):
         self.n_components_ = p
         self.n_features_in_ = n_features
         self.n_samples_ = n_samples
-        self.n_iter_ = np.asarray(result.n_iter, dtype=np.int64)
+        self.n_iter_ = from_numpy(np.asarray(result.n_iter, dtype=np.int64), xp, device=device_of(X))
         self.converged_ = bool(np.all(result.converged))
         return self
 
@@ -198,11 +203,18 @@ class PCA(BaseEstimator):
             warm_start=True,
         )
 
+    @property
+    def _n_features_out(self) -> int:
+        """Output width for ``get_feature_names_out`` (``pca0``, ``pca1``, ...)."""
+        return self.n_components_
+
     # --------------------------------------------------------------- projecting
     def _check_X(self, X: Any, attr: str, name: str) -> tuple[Any, Any]:
         check_is_fitted(self, "components_")
         n_cols = getattr(self, attr)
         xp = array_namespace(self.components_)
+        if attr == "n_features_in_":
+            return validate_data(self, X, reset=False, xp=xp, device=device_of(self.components_)), xp
         X = validate_matrix(X, xp, name=name, device=device_of(self.components_))
         if X.shape[1] != n_cols:
             raise InvalidInputError(f"{name} has {X.shape[1]} columns, expected {n_cols}")

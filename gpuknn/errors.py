@@ -8,14 +8,18 @@ values that were wrong.
 
 from __future__ import annotations
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 __all__ = [
     "GpuknnError",
     "InvalidInputError",
+    "InvalidInputTypeError",
     "NotFittedError",
     "DataNotFoundError",
     "CorruptDataError",
     "DeviceUnavailableError",
     "ConvergenceWarning",
+    "EmptyNeighborhoodWarning",
 ]
 
 
@@ -27,8 +31,14 @@ class InvalidInputError(GpuknnError, ValueError):
     """An argument has a bad shape, dtype, value or option (NaN, k out of range, ...)."""
 
 
-class NotFittedError(GpuknnError, AttributeError):
-    """An estimator was used before ``fit``."""
+class InvalidInputTypeError(InvalidInputError, TypeError):
+    """An input holds values of a type that cannot be used (a dict where numbers belong):
+    both ``ValueError`` (as every bad input) and ``TypeError`` (as NumPy raises there)."""
+
+
+class NotFittedError(GpuknnError, _SklearnNotFittedError):
+    """An estimator was used before ``fit`` (also scikit-learn's ``NotFittedError``, hence a
+    ``ValueError`` and an ``AttributeError``)."""
 
 
 class DataNotFoundError(GpuknnError, FileNotFoundError):
@@ -45,3 +55,9 @@ class DeviceUnavailableError(GpuknnError, RuntimeError):
 
 class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at ``max_iter`` before meeting its tolerance."""
+
+
+class EmptyNeighborhoodWarning(UserWarning):
+    """A :class:`~gpuknn.regression.RadiusNeighborsRegressor` query had no training row within
+    the radius (or only neighbours of total weight 0) and was predicted as NaN, where
+    scikit-learn warns with a plain ``UserWarning`` (this is one, so filters for that apply)."""

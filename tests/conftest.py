@@ -5,6 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# scikit-learn's array-API dispatch (and its estimator checks on array-API input) needs
+# SciPy's array-API mode, which is read once, when SciPy is first imported: set it here,
+# before any test module imports SciPy.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import pytest
 import array_api_compat
 import array_api_compat.numpy

@@ -73,6 +73,34 @@ def test_working_memory_blocks(backend, data, wm):
     assert_xp(got, host(full), backend, exact=False, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("metric", METRICS)
+def test_uneven_tiles_match_sklearn(backend, data, metric):
+    # 45 rows in tiles of 4: ten off-diagonal tile columns, the last one row high
+    X, labels = data
+    wm = 4 * (4 * 4 * 8) + 2 * 4 * 3 * 8
+    got = silhouette_samples(backend.asarray(X), backend.asarray(labels), metric=metric,
+                             working_memory=wm)
+    assert_xp(got, sk_samples(X, labels, metric=metric), backend, dtype=backend.xp.float64,
+              exact=False, rtol=RTOL, atol=ATOL)
+
+
+def test_memory_within_working_memory():
+    # the symmetric walk holds its tiles, two prepared blocks and the (n, K) sums: no copy of X
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 512)).astype(np.float32)  # 6 MiB: more than the budget
+    labels = rng.integers(0, 10, 3000)
+    wm = 4 << 20
+    for metric in METRICS:
+        silhouette_score(X, labels, metric=metric, working_memory=wm)  # warm up
+        tracemalloc.start()
+        silhouette_score(X, labels, metric=metric, working_memory=wm)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert peak <= wm + 3000 * 10 * 8 * 4, (metric, peak, X.nbytes)
+
+
 def test_singletons_and_duplicates(backend):
     X = np.array([[0.0, 0.0], [0.0, 0.0], [5.0, 5.0], [5.0, 6.0], [9.0, 0.0]])
     labels = np.array([0, 0, 1, 1, 2])  # cluster 2 is one point; cluster 0 two equal points

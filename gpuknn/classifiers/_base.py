@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
+import array_api_compat
 import numpy as np
+from sklearn.exceptions import DataConversionWarning
 
-from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy, validate_matrix
-from ..base import BaseEstimator, check_is_fitted
+from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
+from sklearn.base import ClassifierMixin
+
+from ..base import BaseEstimator, check_is_fitted, validate_data
 from ..errors import InvalidInputError
 from ..neighbors import PreparedReference
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
@@ -17,7 +22,13 @@ __all__ = ["NeighborsClassifierMixin", "encode_labels", "check_n_neighbors"]
 
 def check_n_neighbors(value: Any, n_samples: int, name: str = "n_neighbors") -> int:
     """``value`` as an int in ``[1, n_samples]`` or :class:`InvalidInputError`."""
-    return check_int(value, name=name, low=1, high=n_samples)
+    v = check_int(value, name=name, low=1)
+    if v > n_samples:
+        raise InvalidInputError(
+            f"{name} must be in [1, {n_samples}], got {v}: more neighbours than the "
+            f"n_samples = {n_samples} training samples"
+        )
+    return v
 
 
 def encode_host(y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -29,7 +40,17 @@ def encode_host(y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     :class:`InvalidInputError` for a y that is not 1-D, of another length than X, or with
     NaN or infinity (naming the positions).
     """
-    y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
+    if y is None:
+        raise InvalidInputError("requires y to be passed, but the target y is None")
+    # pandas Series and lists are host data; arrays of any namespace come to the host.
+    y_host = to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y)
+    if y_host.ndim == 2 and y_host.shape[1] == 1:
+        warnings.warn(  # scikit-learn's behaviour and warning: accepted, but said
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning, stacklevel=3,
+        )
+        y_host = y_host[:, 0]
     if y_host.ndim != 1:
         raise InvalidInputError(f"y must be 1-D, got shape {y_host.shape}")
     if y_host.shape[0] != n_samples:
@@ -37,6 +58,15 @@ def encode_host(y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     if y_host.dtype.kind == "f" and not np.all(np.isfinite(y_host)):
         bad = np.flatnonzero(~np.isfinite(y_host))
         raise InvalidInputError(f"y contains NaN or infinity at {bad.size} position(s): {bad[:10].tolist()}")
+    if y_host.dtype.kind == "f" and np.any(y_host != np.floor(y_host)):
+        bad = np.flatnonzero(y_host != np.floor(y_host))
+        raise InvalidInputError(
+            f"Unknown label type: continuous (y has non-integer values at {bad.size} "
+            f"position(s), e.g. y[{int(bad[0])}] = {y_host[bad[0]]!r}); classes must be discrete "
+            "labels: integers, strings, or floats with integer values"
+        )
+    if y_host.dtype.kind == "c":
+        raise InvalidInputError(f"Complex data not supported: y has dtype {y_host.dtype}")
     classes, first, codes, counts = np.unique(y_host, return_index=True, return_inverse=True, return_counts=True)
     return classes, codes.astype(np.int64).reshape(-1), counts.astype(np.int64), first
 
@@ -51,12 +81,12 @@ def encode_labels(y: Any, n_samples: int, xp: Any, device: Any) -> tuple[Any, An
     return classes, from_numpy(codes, xp, device=device)
 
 
-class NeighborsClassifierMixin(BaseEstimator):
+class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
     """fit-time storage and label decoding shared by the kNN-family classifiers."""
 
     def _fit_data(self, X: Any, y: Any) -> Any:
         xp = array_namespace(X)
-        X = validate_matrix(X, xp, name="X")
+        X = validate_data(self, X, reset=True, xp=xp)
         self.classes_, self._y = encode_labels(y, X.shape[0], xp, device_of(X))
         self._fit_X = X
         self.n_features_in_ = int(X.shape[1])
@@ -91,12 +121,8 @@ class NeighborsClassifierMixin(BaseEstimator):
     def _check_query(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "_fit_X")
         xp = array_namespace(self._fit_X)
-        X = validate_matrix(X, xp, name="X", dtype=self._fit_X.dtype, device=device_of(self._fit_X))
-        if X.shape[1] != self.n_features_in_:
-            raise InvalidInputError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_}"
-            )
+        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype,
+                          device=device_of(self._fit_X))
         return X, xp
 
     def _decode(self, class_index: Any) -> Any:

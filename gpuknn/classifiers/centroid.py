@@ -77,7 +77,9 @@ class NearestCentroid(NeighborsClassifierMixin):
         self._fit_data(X, y)
         n_classes = int(self.classes_.shape[0])
         if n_classes < 2:
-            raise InvalidInputError(f"NearestCentroid needs at least 2 classes, got {n_classes}")
+            raise InvalidInputError(
+                f"NearestCentroid needs at least 2 classes, got {n_classes} class(es)"
+            )
         self.centroids_, _ = class_means(self._fit_X, self._y, n_classes)
         return self
 

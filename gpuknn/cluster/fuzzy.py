@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, device_of, from_numpy, validate_matrix
-from ..base import BaseEstimator, check_is_fitted
+from .._backend import array_namespace, device_of, from_numpy
+from sklearn.base import ClusterMixin
+
+from ..base import BaseEstimator, check_is_fitted, validate_data
 from ..errors import ConvergenceWarning, InvalidInputError
 from .kmeans import _sq_dists
 
@@ -37,7 +39,7 @@ def _memberships(d2: Any, m: float, xp: Any) -> Any:
     return w / xp.sum(w, axis=1, keepdims=True)
 
 
-class FuzzyCMeans(BaseEstimator):
+class FuzzyCMeans(ClusterMixin, BaseEstimator):
     """Fuzzy c-means clustering.
 
     Parameters
@@ -80,7 +82,7 @@ class FuzzyCMeans(BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> "FuzzyCMeans":
         """Cluster X (n, d); returns self."""
         xp = array_namespace(X)
-        X = validate_matrix(X, xp)
+        X = validate_data(self, X, reset=True, xp=xp)
         n = int(X.shape[0])
         K = self.n_clusters
         if not isinstance(K, (int, np.integer)) or not 1 <= K <= n:
@@ -130,9 +132,7 @@ class FuzzyCMeans(BaseEstimator):
         """Memberships (n, n_clusters) of new rows with respect to the fitted centres."""
         check_is_fitted(self, "cluster_centers_")
         xp = array_namespace(self.cluster_centers_)
-        X = validate_matrix(X, xp, device=device_of(self.cluster_centers_))
-        if int(X.shape[1]) != self.n_features_in_:
-            raise InvalidInputError(f"X has {int(X.shape[1])} features, the model was fitted on {self.n_features_in_}")
+        X = validate_data(self, X, reset=False, xp=xp, device=device_of(self.cluster_centers_))
         C = self.cluster_centers_
         return _memberships(_sq_dists(X, xp.sum(X * X, axis=1), C, xp), float(self.m), xp)
 

@@ -22,7 +22,9 @@ import numpy as np
 
 from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
-from ..base import BaseEstimator, check_is_fitted
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
+
+from ..base import BaseEstimator, check_is_fitted, validate_data
 from ..errors import InvalidInputError
 
 __all__ = ["KMeans", "kmeans_plusplus"]
@@ -141,7 +143,7 @@ def _lloyd(X: Any, x_sq: Any, centers: Any, max_iter: int, tol: float, xp: Any):
     return labels, float(xp.sum(R * R)), centers, i + 1
 
 
-class KMeans(BaseEstimator):
+class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
     """k-means clustering (Lloyd's algorithm, k-means++ seeding), scikit-learn compatible.
 
     Parameters
@@ -185,7 +187,7 @@ class KMeans(BaseEstimator):
 
     def _check(self, X: Any) -> tuple[Any, Any]:
         xp = array_namespace(X)
-        X = validate_matrix(X, xp)
+        X = validate_data(self, X, reset=True, xp=xp)
         n = int(X.shape[0])
         if not isinstance(self.n_clusters, (int, np.integer)) or not 1 <= self.n_clusters <= n:
             raise InvalidInputError(f"n_clusters must be an int in [1, n_samples={n}], got {self.n_clusters!r}")
@@ -225,12 +227,15 @@ class KMeans(BaseEstimator):
         self.n_features_in_ = int(X.shape[1])
         return self
 
+    @property
+    def _n_features_out(self) -> int:
+        """Output width of ``transform`` for ``get_feature_names_out`` (one per centre)."""
+        return int(self.cluster_centers_.shape[0])
+
     def _checked_input(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "cluster_centers_")
         xp = array_namespace(self.cluster_centers_)
-        X = validate_matrix(X, xp, device=device_of(self.cluster_centers_))
-        if int(X.shape[1]) != self.n_features_in_:
-            raise InvalidInputError(f"X has {int(X.shape[1])} features, the model was fitted on {self.n_features_in_}")
+        X = validate_data(self, X, reset=False, xp=xp, device=device_of(self.cluster_centers_))
         return X, xp
 
     def transform(self, X: Any) -> Any:

@@ -7,12 +7,13 @@
 * :func:`calinski_harabasz_score` — between- over within-cluster dispersion, each divided
   by its degrees of freedom.
 
-The silhouette is **tiled**: row blocks of the distance matrix come from
-:func:`gpuknn.ops.distance.pairwise_distances_chunked` (or slices of a precomputed matrix)
-under ``working_memory`` and are reduced at once to per-cluster distance sums by one
-``(block, n) @ (n, K)`` product with the one-hot cluster matrix, so memory is
-O(block · n + n · K) and the n × n matrix is never built. The per-cluster sums use the
-distances' dtype (float32 input: float32 sums, float32 silhouettes).
+The silhouette is **tiled**: square tiles of the upper half of the (symmetric) distance
+matrix, under ``working_memory``, are reduced at once to per-cluster distance sums by
+``(block, block) @ (block, K)`` products with the one-hot cluster matrix -- each tile for its
+rows and, transposed, for its columns -- so memory is O(block² + block · d + n · K): the n × n
+matrix is never built and nothing of X's size is copied. A precomputed matrix is read in row
+slices. Each tile's sums are in the distances' dtype, accumulated across tiles in float64;
+the silhouettes come back in X's dtype.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ from .._backend import array_namespace, check_int, default_working_memory, from_
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
 from .classification import _device
+from ..ops.distance import _unit_rows
 from .internal import _distance_blocks, _label_codes, _prepare
 
 __all__ = ["silhouette_samples", "silhouette_score", "calinski_harabasz_score"]
 
 _METRICS = ("euclidean", "sqeuclidean", "cosine", "correlation", "precomputed")
-_TEMPS = 6  # tile-sized arrays alive at once (engine: scores, distances, temporaries; two steps overlap)
+_TEMPS = 6  # tile-sized arrays alive at once when slicing a precomputed matrix
+_TILES = 4  # b x b tiles alive at once in the symmetric walk (GEMM result, temporaries, mask)
 
 
 def _check_n_labels(k: int, n: int) -> None:
@@ -70,25 +73,82 @@ def _silhouette(X: Any, xp: Any, codes: Any, K: int, metric: str, working_memory
         working_memory, name="working_memory", low=1
     )
     onehot = xp.astype(codes[:, None] == xp.arange(K, dtype=xp.int64, device=dev)[None, :], X.dtype)
-    cnt = xp.astype(counts, X.dtype)
-    empty = (cnt == 0)[None, :]
+    if metric == "precomputed":
+        sums = [(s, D @ onehot) for s, D in _distance_blocks(X, metric, wm, temps=_TEMPS)]
+        S = xp.concat([xp.astype(b, xp.float64) for _, b in sums])
+    else:
+        S = _cluster_sums(X, xp, onehot, metric, wm)
+    cnt = xp.astype(counts, xp.float64)
+    own = xp.astype(onehot, xp.float64)
+    intra_sum = xp.sum(S * own, axis=1)
     safe_cnt = xp.where(cnt > 0, cnt, xp.ones_like(cnt))[None, :]
-    intra, inter = [], []
-    for s, D in _distance_blocks(X, metric, wm, temps=_TEMPS):
-        S = D @ onehot  # (block, K): sum of distances of each row to each cluster
-        own = onehot[s : s + S.shape[0], :]
-        intra.append(xp.sum(S * own, axis=1))
-        means = S / safe_cnt
-        hide = (own > 0) | empty
-        inter.append(xp.min(xp.where(hide, xp.full_like(means, math.inf), means), axis=1))
-    intra_sum = intra[0] if len(intra) == 1 else xp.concat(intra)
-    b = inter[0] if len(inter) == 1 else xp.concat(inter)
+    means = S / safe_cnt
+    hide = (own > 0) | (cnt == 0)[None, :]
+    b = xp.min(xp.where(hide, xp.full_like(means, math.inf), means), axis=1)
     own_cnt = xp.take(cnt, codes)
     shared = own_cnt > 1
     a = intra_sum / xp.where(shared, own_cnt - 1, xp.ones_like(own_cnt))
     den = xp.maximum(a, b)
     ok = shared & (den > 0)
-    return xp.where(ok, (b - a) / xp.where(ok, den, xp.ones_like(den)), xp.zeros_like(den))
+    s = xp.where(ok, (b - a) / xp.where(ok, den, xp.ones_like(den)), xp.zeros_like(den))
+    return xp.astype(s, X.dtype)
+
+
+def _block_rows(n: int, d: int, itemsize: int, working_memory: int) -> int:
+    """Rows b of a square tile: ``_TILES`` b × b tiles and two prepared b × d blocks fit."""
+    a, half_b = _TILES * itemsize, d * itemsize  # a b² + 2 (d · itemsize) b <= wm
+    b = int((math.sqrt(half_b * half_b + a * working_memory) - half_b) / a)
+    return max(1, min(n, b))
+
+
+def _cluster_sums(X: Any, xp: Any, onehot: Any, metric: str, working_memory: int) -> Any:
+    """(n, K) float64 sums of each row's distances to the members of each cluster.
+
+    The distance matrix is symmetric, so only the tiles (I, J) with J >= I are computed: a
+    tile adds ``D @ onehot[J]`` to the sums of rows I and ``D.T @ onehot[I]`` to those of
+    rows J -- half the GEMMs and element-wise passes of a row-block walk. Rows are prepared
+    block by block from views of X (no prepared copy of X, unlike the kNN engine, whose
+    copy alone would exceed the budget on Fashion-MNIST); a tile's sums are taken in X's
+    dtype (b terms) and accumulated across tiles in float64.
+    """
+    n, d = int(X.shape[0]), int(X.shape[1])
+    itemsize = 8 if X.dtype == xp.float64 else 4
+    rows = _block_rows(n, d, itemsize, working_memory)
+    starts = list(range(0, n, rows))
+    if metric in ("euclidean", "sqeuclidean"):
+        sq = xp.vecdot(X, X, axis=-1)
+    parts = [xp.zeros((min(s + rows, n) - s, int(onehot.shape[1])), dtype=xp.float64,
+                      device=_device(X)) for s in starts]
+    for i, si in enumerate(starts):
+        ei = min(si + rows, n)
+        A = _prepared(X[si:ei, :], metric, xp)
+        for j in range(i, len(starts)):
+            sj = starts[j]
+            ej = min(sj + rows, n)
+            B = A if j == i else _prepared(X[sj:ej, :], metric, xp)
+            G = A @ B.T
+            if metric in ("euclidean", "sqeuclidean"):
+                G = xp.clip(sq[si:ei, None] - 2.0 * G + sq[None, sj:ej], min=0.0)
+                if metric == "euclidean":
+                    G = xp.sqrt(G)
+            else:
+                G = xp.clip(1.0 - G, min=0.0, max=2.0)
+            if j == i:  # GEMM rounding leaves ~1e-8 on the diagonal; a distance to self is 0
+                r = xp.arange(ei - si, device=_device(X))
+                G = xp.where(r[:, None] == r[None, :], xp.zeros_like(G), G)
+            parts[i] += xp.astype(G @ onehot[sj:ej, :], xp.float64)
+            if j != i:
+                parts[j] += xp.astype(G.T @ onehot[si:ei, :], xp.float64)
+    return parts[0] if len(parts) == 1 else xp.concat(parts)
+
+
+def _prepared(B: Any, metric: str, xp: Any) -> Any:
+    """Rows of a block ready for one GEMM: raw (euclidean family) or unit rows."""
+    if metric == "cosine":
+        return _unit_rows(B, xp)
+    if metric == "correlation":
+        return _unit_rows(B - xp.mean(B, axis=1, keepdims=True), xp, owned=True)
+    return B
 
 
 @on_input_device
@@ -111,7 +171,7 @@ def silhouette_samples(
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "precomputed"}
         As :func:`gpuknn.pairwise_distances` defines them.
     working_memory : int, optional
-        Bytes for the distance tiles (default
+        Bytes for the distance tiles and the two blocks of X each tile prepares (default
         :func:`gpuknn._backend.default_working_memory`: 256 MiB on the host).
 
     Returns
@@ -127,9 +187,10 @@ def silhouette_samples(
 
     Notes
     -----
-    Complexity O(n² d + n² K) time, O(working_memory + n d + n K) memory (the engine's
-    prepared copies of X; the n × n distance matrix is never built). Host syncs: input
-    checks, label encoding and one count of the clusters; none in the loop over row blocks.
+    Complexity O(n² d / 2 + n² K) time (the upper half of the distance matrix),
+    O(working_memory + n K) memory: the n × n matrix is never built and X is not copied.
+    Host syncs: input checks, label encoding and one count of the clusters; none in the loop
+    over tiles.
 
     Examples
     --------

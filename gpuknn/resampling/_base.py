@@ -17,11 +17,13 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+import array_api_compat
 import numpy as np
+from sklearn.base import OneToOneFeatureMixin
 
 from .._delegation import take_rows
-from .._backend import array_namespace, device_of, from_numpy, validate_matrix
-from ..base import BaseEstimator
+from .._backend import array_namespace, device_of, from_numpy, to_numpy
+from ..base import BaseEstimator, validate_data
 from ..classifiers._base import encode_host
 from ..errors import InvalidInputError
 from ..neighbors import kneighbors
@@ -193,7 +195,7 @@ def gather(v: Any, idx: Any) -> Any:
     return xp.reshape(xp.take(v, xp.reshape(idx, (-1,))), idx.shape)
 
 
-class BaseSampler(BaseEstimator):
+class BaseSampler(OneToOneFeatureMixin, BaseEstimator):
     """``fit_resample(X, y)`` for every sampler; subclasses implement ``_resample``.
 
     ``_resample(X, lab, xp)`` returns either host int64 indices (then ``sample_indices_`` is
@@ -202,6 +204,28 @@ class BaseSampler(BaseEstimator):
     """
 
     _sampling_type = "clean-sampling"
+    # Whether the output is a selection of the input rows (``sample_indices_`` is set) rather
+    # than holding generated rows: imbalanced-learn's ``sampler_tags.sample_indices``.
+    _selects_rows = True
+
+    def __sklearn_tags__(self) -> Any:
+        """imbalanced-learn's sampler tags when it is installed (its checks and Pipeline read
+        them), else scikit-learn's with ``estimator_type="sampler"``."""
+        tags = super().__sklearn_tags__()
+        try:
+            from imblearn.utils._tags import InputTags, SamplerTags, Tags  # noqa: PLC0415
+        except ImportError:  # imbalanced-learn is optional
+            tags.estimator_type = "sampler"
+            return tags
+        out = Tags(
+            estimator_type="sampler", target_tags=tags.target_tags, transformer_tags=None,
+            regressor_tags=None, classifier_tags=None,
+            sampler_tags=SamplerTags(sample_indices=self._selects_rows),
+            array_api_support=tags.array_api_support,
+        )
+        out.target_tags.required = True
+        out.input_tags = InputTags(dataframe=True)
+        return out
 
     def fit(self, X: Any, y: Any) -> "BaseSampler":
         """Run :meth:`fit_resample` and return self (imbalanced-learn's ``fit``)."""
@@ -209,20 +233,30 @@ class BaseSampler(BaseEstimator):
         return self
 
     def fit_resample(self, X: Any, y: Any) -> tuple[Any, Any]:
-        """Resample ``(X, y)``.
+        """Resample ``(X, y)`` (imbalanced-learn's contract).
 
         Parameters
         ----------
-        X : array of shape (n, d), any array-API namespace (integers become float64)
-        y : array of shape (n,), numeric in any namespace, or host strings
+        X : array of shape (n, d), any array-API namespace (integers become float64), a list
+            of rows or a pandas DataFrame
+        y : array of shape (n,), numeric in any namespace, or host strings; a list, a pandas
+            Series, an (n, 1) column or a one-hot (n, n_classes) indicator
 
         Returns
         -------
-        X_res : array of shape (m, d), X's namespace
-        y_res : array of shape (m,), y's namespace (lists become NumPy)
+        X_res : array of shape (m, d)
+            In X's namespace and on its device; a list for a list and a DataFrame with X's
+            columns and dtypes for a DataFrame.
+        y_res : array of shape (m,) or (m, n_classes)
+            In y's namespace; a list for a list, a Series with y's name for a Series, one-hot
+            for one-hot y.
         """
+        return _restore_kinds(X, y, *self._fit_resample(X, *_labels_1d(y)))
+
+    def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
+        """``fit_resample`` on arrays: X of any namespace, y 1-D (``one_hot`` unused here)."""
         xp = array_namespace(X)
-        X = validate_matrix(X, xp, name="X")
+        X = validate_data(self, X, reset=True, xp=xp)
         lab = encode_labels(y, int(X.shape[0]))
         self._strategy = check_sampling_strategy(self.sampling_strategy, lab, self._sampling_type)
         self.sampling_strategy_ = {lab.label(c): n for c, n in self._strategy.items()}
@@ -236,6 +270,45 @@ class BaseSampler(BaseEstimator):
             return xp.concat([X, X_new], axis=0), _concat_labels(y, y_new)
         self.sample_indices_ = np.asarray(out, dtype=np.int64)
         return take_rows(X, self.sample_indices_), take_rows(y, self.sample_indices_)
+
+
+def _labels_1d(y: Any) -> tuple[Any, int | None]:
+    """y as 1-D labels, and the number of columns when y was a one-hot indicator.
+
+    An (n, 1) column is taken as its labels without a warning and a one-hot (n, c) matrix
+    as its argmax, as imbalanced-learn does; pandas Series and lists become host arrays.
+    """
+    if y is None or array_api_compat.is_array_api_obj(y) and getattr(y, "ndim", 1) == 1:
+        return y, None
+    if not array_api_compat.is_array_api_obj(y):
+        y = np.asarray(y)
+    if y.ndim == 2 and int(y.shape[1]) == 1:
+        return y[:, 0], None
+    if y.ndim == 2:
+        yh = to_numpy(y)
+        if yh.dtype.kind in "biuf" and np.all((yh == 0) | (yh == 1)) and np.all(yh.sum(axis=1) == 1):
+            return np.argmax(yh, axis=1), int(yh.shape[1])
+    return y, None
+
+
+def _restore_kinds(X_in: Any, y_in: Any, X_res: Any, y_res: Any) -> tuple[Any, Any]:
+    """Give the outputs the kinds of the inputs: lists, pandas objects (imbalanced-learn's
+    contract), one-hot labels for one-hot y; arrays stay as they are."""
+    _, one_hot = _labels_1d(y_in)
+    if one_hot is not None:
+        y_res = np.eye(one_hot, dtype=to_numpy(y_in).dtype)[to_numpy(y_res)]
+    if isinstance(X_in, list):
+        X_res = to_numpy(X_res).tolist()
+    elif hasattr(X_in, "columns") and hasattr(X_in, "iloc"):  # a pandas DataFrame
+        X_res = type(X_in)(to_numpy(X_res), columns=X_in.columns).astype(X_in.dtypes.to_dict())
+    if isinstance(y_in, list):
+        y_res = to_numpy(y_res).tolist()
+    elif hasattr(y_in, "name") and hasattr(y_in, "iloc") and getattr(y_in, "ndim", 0) == 1:
+        y_res = type(y_in)(to_numpy(y_res), name=y_in.name, dtype=y_in.dtype)
+    elif hasattr(y_in, "columns") and hasattr(y_in, "iloc"):  # a one-column DataFrame
+        y_res = type(y_in)(to_numpy(y_res).reshape(-1, 1), columns=y_in.columns).astype(
+            y_in.dtypes.to_dict())
+    return X_res, y_res
 
 
 def _concat_labels(y: Any, y_new: Any) -> Any:

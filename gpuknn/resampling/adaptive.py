@@ -92,6 +92,7 @@ class ADASYN(BaseSampler):
     """
 
     _sampling_type = "over-sampling"
+    _selects_rows = False  # new rows: no sample_indices_
 
     def __init__(
         self,
@@ -215,6 +216,7 @@ class BorderlineSMOTE(BaseSampler):
     """
 
     _sampling_type = "over-sampling"
+    _selects_rows = False  # new rows: no sample_indices_
 
     def __init__(
         self,

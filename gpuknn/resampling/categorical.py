@@ -116,6 +116,7 @@ class SMOTENC(BaseSampler):
     """
 
     _sampling_type = "over-sampling"
+    _selects_rows = False  # new rows: no sample_indices_
 
     def __init__(
         self,
@@ -278,6 +279,7 @@ class SMOTEN(BaseSampler):
     """
 
     _sampling_type = "over-sampling"
+    _selects_rows = False  # new rows: no sample_indices_
 
     def __init__(
         self,

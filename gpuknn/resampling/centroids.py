@@ -12,7 +12,7 @@ from .._delegation import take_rows
 from ..cluster import KMeans
 from ..errors import InvalidInputError
 from ..neighbors import kneighbors
-from ..base import clone
+from ..base import clone, validate_data
 from ._base import BaseSampler, check_sampling_strategy, encode_labels
 
 __all__ = ["ClusterCentroids"]
@@ -72,6 +72,7 @@ class ClusterCentroids(BaseSampler):
     """
 
     _sampling_type = "under-sampling"
+    _selects_rows = False  # new rows: no sample_indices_
 
     def __init__(self, *, sampling_strategy: Any = "auto", random_state: Any = None, estimator: Any = None,
                  voting: str = "auto"):
@@ -115,22 +116,12 @@ class ClusterCentroids(BaseSampler):
                 f"estimator gave cluster_centers_ of shape {tuple(C.shape)}, expected {(n, int(Xc.shape[1]))}")
         return C
 
-    def fit_resample(self, X: Any, y: Any) -> tuple[Any, Any]:
-        """Resample ``(X, y)``.
-
-        Parameters
-        ----------
-        X : array of shape (n, d), any array-API namespace (integers become float64)
-        y : array of shape (n,), numeric in any namespace, or host strings
-
-        Returns
-        -------
-        X_res : array of shape (m, d), X's namespace and device
-        y_res : array of shape (m,), y's namespace (lists become NumPy)
-        """
+    def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
+        """:meth:`~gpuknn.resampling._base.BaseSampler.fit_resample` on arrays: centres of
+        the resampled classes, the other classes' rows unchanged."""
         self._check_params()
         xp = array_namespace(X)
-        X = validate_matrix(X, xp, name="X")
+        X = validate_data(self, X, reset=True, xp=xp)
         lab = encode_labels(y, int(X.shape[0]))
         self._strategy = check_sampling_strategy(self.sampling_strategy, lab, self._sampling_type)
         self.sampling_strategy_ = {lab.label(c): n for c, n in self._strategy.items()}

@@ -117,6 +117,7 @@ class KMeansSMOTE(BaseSampler):
     """
 
     _sampling_type = "over-sampling"
+    _selects_rows = False  # new rows: no sample_indices_
 
     def __init__(
         self,

@@ -113,6 +113,7 @@ class SMOTE(BaseSampler):
     """
 
     _sampling_type = "over-sampling"
+    _selects_rows = False  # new rows: no sample_indices_
 
     def __init__(
         self,
@@ -154,8 +155,9 @@ class SMOTE(BaseSampler):
 
 class _SmoteThenClean(BaseSampler):
     _sampling_type = "over-sampling"
+    _selects_rows = False  # new rows: no sample_indices_
 
-    def fit_resample(self, X: Any, y: Any) -> tuple[Any, Any]:
+    def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
         """SMOTE, then the cleaner on SMOTE's output (see the class docstring)."""
         smote = self.smote if self.smote is not None else SMOTE(
             sampling_strategy=self.sampling_strategy, random_state=self.random_state,
@@ -166,6 +168,8 @@ class _SmoteThenClean(BaseSampler):
         X_s, y_s = smote.fit_resample(X, y)
         self.sampling_strategy_ = smote.sampling_strategy_
         self.n_features_in_ = smote.n_features_in_
+        if hasattr(smote, "feature_names_in_"):
+            self.feature_names_in_ = smote.feature_names_in_
         cleaner = self._cleaner()
         setattr(self, self._cleaner_attr, cleaner)
         return cleaner.fit_resample(X_s, y_s)

@@ -1,0 +1,392 @@
+"""Neighbour regression: the mean of the neighbours' targets, with scikit-learn's semantics.
+
+:class:`KNeighborsRegressor` averages the targets of the k nearest training rows found by the
+exact engine (:func:`gpuknn.ops.kdtree.neighbors`: the same lists on every backend, equal
+distances to the lower index). :class:`RadiusNeighborsRegressor` averages those within a
+radius; it walks the queries in blocks under ``working_memory`` and decides membership on
+the exact distances where the tile cannot (:mod:`gpuknn.ops.radius`'s rule), so it never
+forms the whole ``n_queries x n_train`` matrix. Both follow scikit-learn 1.9's
+``sklearn.neighbors._regression``: weights ``"uniform"``, ``"distance"`` (``1/d``; a query
+with neighbours at distance 0 averages those alone) or a callable; ``y`` 1-D or 2-D
+(multi-output); a radius query without neighbours predicts NaN with a warning.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import array_api_compat
+import numpy as np
+from sklearn.base import RegressorMixin
+
+from ._backend import (
+    array_namespace, check_int, default_working_memory, device_of, from_numpy, to_numpy,
+    validate_matrix,
+)
+from ._delegation import matmul_unit_roundoff, sqdist64
+from .base import BaseEstimator, check_is_fitted, validate_data
+from .errors import EmptyNeighborhoodWarning, InvalidInputError
+from .neighbors import PreparedReference
+from .ops.certify import tile_error_bound
+from .ops.distance import check_metric
+from .ops.exact import exact_keys, keys_to_distances, row_kappa
+from .ops.kdtree import build_tree, neighbors, resolve_algorithm
+from .ops.radius import radius_key
+from .ops.rerank import take_stats
+from .ops.search import prepare_queries, score_tile
+
+__all__ = ["KNeighborsRegressor", "RadiusNeighborsRegressor"]
+
+_EUCLID = ("euclidean", "sqeuclidean")
+
+
+def _zero_rule(d: Any, member: Any, xp: Any) -> Any:
+    """``1/d`` weights of the members; a row with a member at distance 0 weighs those
+    members 1 and the others 0 (scikit-learn's ``_get_weights``)."""
+    zero = member & (d == 0)
+    has_zero = xp.any(zero, axis=1, keepdims=True)
+    inv = 1.0 / xp.where(d == 0, xp.ones_like(d), d)
+    return xp.where(has_zero, xp.astype(zero, d.dtype), xp.where(member, inv, xp.zeros_like(d)))
+
+
+def _call_weights(fn: Any, d: Any, xp: Any) -> Any:
+    """``fn(d)`` as float64 of ``d``'s namespace and shape, or :class:`InvalidInputError`."""
+    w = fn(d)
+    if not hasattr(w, "shape"):
+        w = from_numpy(np.asarray(w, dtype=np.float64), xp, device=device_of(d))
+    if tuple(w.shape) != tuple(d.shape):
+        raise InvalidInputError(f"weights callable returned shape {tuple(w.shape)} for distances "
+                                f"of shape {tuple(d.shape)}; it must keep the shape")
+    return xp.astype(w, xp.float64)
+
+
+class _NeighborsRegression(RegressorMixin, BaseEstimator):
+    """fit-time validation and storage, query checks and R² shared by both regressors."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # 2-D y: one mean per output column
+        return tags
+
+    def _fit_data(self, X: Any, y: Any) -> None:
+        check_metric(self.metric)
+        w = self.weights
+        if not (w is None or callable(w) or (isinstance(w, str) and w in ("uniform", "distance"))):
+            raise InvalidInputError(f"weights must be 'uniform', 'distance' or a callable, got {w!r}")
+        if w == "distance" and self.metric == "inner":
+            raise InvalidInputError("weights='distance' is undefined for metric='inner'")
+        wm = self.working_memory
+        if wm is not None and (isinstance(wm, bool) or not isinstance(wm, (int, float))
+                               or not (math.isfinite(wm) and wm > 0)):
+            raise InvalidInputError(f"working_memory must be a positive number of bytes, got {wm!r}")
+        if y is None:
+            raise InvalidInputError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        xp = array_namespace(X)
+        X = validate_data(self, X, reset=True, xp=xp)
+        # y follows X (scikit-learn's array-API rule, as the classifiers' labels do): host
+        # targets, or targets of another namespace or device, are moved to X's.
+        if (isinstance(y, np.ndarray) or not array_api_compat.is_array_api_obj(y)
+                or array_namespace(y) is not xp or device_of(y) != device_of(X)):
+            y = from_numpy(to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y),
+                           xp, device=device_of(X))
+        if y.ndim not in (1, 2):
+            raise InvalidInputError(f"y must be 1-D or 2-D, got shape {tuple(y.shape)}")
+        y = validate_matrix(y, xp, name="y", ndim=y.ndim, device=device_of(X))
+        if y.shape[0] != X.shape[0]:
+            raise InvalidInputError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
+        self._fit_X, self._y = X, y
+        self.n_features_in_ = int(X.shape[1])
+        self.n_samples_fit_ = int(X.shape[0])
+        self._fit_method = resolve_algorithm(self.algorithm, xp, self.metric, self.n_features_in_)
+        self._tree = build_tree(X) if self._fit_method == "kd_tree" else None
+        # Brute force: the training rows are prepared once here, not at every predict.
+        self._ref = PreparedReference(X, metric=self.metric) if self._fit_method == "brute" else None
+
+    def _check_query(self, X: Any) -> tuple[Any, Any]:
+        check_is_fitted(self, "_fit_X")
+        xp = array_namespace(self._fit_X)
+        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype,
+                          device=device_of(self._fit_X))
+        return X, xp
+
+    def _targets(self, xp: Any) -> Any:
+        """The training targets as float64 (n_train, n_outputs)."""
+        y = xp.astype(self._y, xp.float64)
+        return y[:, None] if y.ndim == 1 else y
+
+    def _finish(self, num: Any, den: Any, xp: Any) -> Any:
+        """``num / den`` (NaN where ``den`` is 0), in y's float dtype and y's ndim."""
+        ok = den != 0
+        pred = xp.where(ok, num / xp.where(ok, den, xp.ones_like(den)), xp.full_like(num, math.nan))
+        pred = xp.astype(pred, self._y.dtype)
+        return pred[:, 0] if self._y.ndim == 1 else pred
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """R² of ``predict(X)`` against ``y``: scikit-learn's ``r2_score`` (multi-output:
+        ``"uniform_average"``), computed on the host -- ``RegressorMixin.score`` hands the
+        arrays to NumPy as they are, which fails for GPU arrays and other devices."""
+        from sklearn.metrics import r2_score  # noqa: PLC0415 - metrics import is slow
+
+        pred = to_numpy(self.predict(X))
+        y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
+        sw = None if sample_weight is None else to_numpy(sample_weight)
+        return float(r2_score(y_host, pred, sample_weight=sw))
+
+
+class KNeighborsRegressor(_NeighborsRegression):
+    """Mean target of the k nearest training rows, exact, on NumPy, CuPy or any array-API namespace.
+
+    Parameters
+    ----------
+    n_neighbors : int, default 5
+        Checked against the training size at query time, as in scikit-learn.
+    weights : {"uniform", "distance"}, callable or None
+        ``"distance"``: ``1/d``; a query with zero-distance neighbours averages those alone.
+        A callable gets the (n_queries, k) distances (as :meth:`kneighbors` returns them,
+        in the input's namespace) and returns weights of that shape. None = uniform.
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
+    algorithm : {"auto", "brute", "kd_tree"}
+        As :class:`~gpuknn.classifiers.KNeighborsClassifier`'s; the same neighbours either way.
+    working_memory : int, optional
+        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`).
+
+    Attributes
+    ----------
+    n_features_in_, n_samples_fit_ : int
+
+    Notes
+    -----
+    Predictions have y's shape (n_queries,) or (n_queries, n_outputs) and y's float dtype
+    (float64 for integer y), in the input's namespace and on its device. Equal distances:
+    the lower training index is the nearer neighbour. Cost O(n_queries · n_train · d) in
+    GEMMs plus O(n_queries · k · n_outputs).
+
+    Examples
+    --------
+    >>> KNeighborsRegressor(n_neighbors=2).fit([[0], [1], [2], [3]], [0, 0, 1, 1]).predict([[1.5]])
+    array([0.5])
+    """
+
+    def __init__(self, n_neighbors: int = 5, *, weights: Any = "uniform", metric: str = "euclidean",
+                 algorithm: str = "auto", working_memory: int | None = None):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.metric = metric
+        self.algorithm = algorithm
+        self.working_memory = working_memory
+
+    def fit(self, X: Any, y: Any) -> "KNeighborsRegressor":
+        """Store the validated training rows X (n, d) and targets y (n,) or (n, n_outputs)."""
+        check_int(self.n_neighbors, name="n_neighbors", low=1)
+        self._fit_data(X, y)
+        return self
+
+    def _k(self, n_neighbors: Any, n_queries: int) -> int:
+        k = check_int(self.n_neighbors if n_neighbors is None else n_neighbors, name="n_neighbors", low=1)
+        if k > self.n_samples_fit_:
+            raise InvalidInputError(f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {k}, "
+                                    f"n_samples_fit = {self.n_samples_fit_}, n_samples = {n_queries}")
+        return k
+
+    def _neighbors(self, X: Any, k: int) -> Any:
+        return neighbors(X, self._ref if self._ref is not None else self._fit_X, k, metric=self.metric,
+                         algorithm=self._fit_method, working_memory=self.working_memory, tree=self._tree)
+
+    def kneighbors(self, X: Any, n_neighbors: int | None = None, return_distance: bool = True):
+        """``(distances, indices)`` of the nearest training rows, each (n_queries, k), or
+        only ``indices`` (int64); distances ascending in X's dtype."""
+        X, _ = self._check_query(X)
+        nb = self._neighbors(X, self._k(n_neighbors, X.shape[0]))
+        return (nb.output_distances(), nb.indices) if return_distance else nb.indices
+
+    def predict(self, X: Any) -> Any:
+        """Weighted mean target of each query's k neighbours: (n_queries,) or (n_queries, n_outputs)."""
+        X, xp = self._check_query(X)
+        k = self._k(None, X.shape[0])
+        nb = self._neighbors(X, k)
+        Y = self._targets(xp)
+        n = X.shape[0]
+        Yn = xp.reshape(xp.take(Y, xp.reshape(nb.indices, (-1,)), axis=0), (n, k, Y.shape[1]))
+        if self.weights in (None, "uniform"):
+            return self._finish(xp.mean(Yn, axis=1), xp.ones((n, 1), dtype=xp.float64, device=device_of(Y)), xp)
+        if self.weights == "distance":
+            d = nb.distances  # float64; exact zeros for duplicates (exact pass)
+            w = _zero_rule(d, xp.ones(d.shape, dtype=xp.bool, device=device_of(d)), xp)
+        else:
+            w = _call_weights(self.weights, nb.output_distances(), xp)
+        return self._finish(xp.sum(Yn * w[:, :, None], axis=1), xp.sum(w, axis=1, keepdims=True), xp)
+
+
+class RadiusNeighborsRegressor(_NeighborsRegression):
+    """Mean target of the training rows within a fixed radius, like scikit-learn's.
+
+    Parameters
+    ----------
+    radius : float, default 1.0
+        In the metric's units (``sqeuclidean``: squared distance; ``cosine``/``correlation``:
+        ``1 - similarity``). Rows at distance ``<= radius`` are neighbours.
+    weights : {"uniform", "distance"}, callable or None
+        ``"distance"``: ``1/d``; a query with neighbours at distance 0 averages those alone.
+        A callable must work elementwise: it gets a block of distances in X's dtype, (rows,
+        n_train) in the input's namespace (brute) or 1-D NumPy (kd_tree), of which only the
+        entries within the radius are used.
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+        ``"inner"`` is rejected: an inner product is not a distance.
+    algorithm : {"auto", "brute", "kd_tree"}
+        ``"brute"``: masked distance tiles (any namespace). ``"kd_tree"``: SciPy ``cKDTree``
+        (NumPy, euclidean family). ``"auto"``: kd_tree for NumPy, euclidean family, d <= 15.
+    working_memory : int, optional
+        Bytes for one block of queries: about ten float64 (rows, n_train) tiles. Default
+        :func:`gpuknn._backend.default_working_memory`.
+
+    Attributes
+    ----------
+    n_features_in_, n_samples_fit_ : int
+
+    Warns
+    -----
+    EmptyNeighborhoodWarning
+        When a query has no neighbour within the radius: it is predicted as NaN
+        (scikit-learn's behaviour, whose message it repeats).
+
+    Notes
+    -----
+    Membership and zero distances are decided on the exact distances wherever the tile's
+    certified bound cannot (:mod:`gpuknn.ops.radius`), so a point on the radius counts the
+    same on every backend and tiling. Cost O(n_queries · n_train · (d + n_outputs)); memory
+    O(rows · n_train) per block, never the whole matrix.
+
+    Examples
+    --------
+    >>> RadiusNeighborsRegressor(radius=1.0).fit([[0], [1], [2], [3]], [0, 0, 1, 1]).predict([[1.5]])
+    array([0.5])
+    """
+
+    def __init__(self, radius: float = 1.0, *, weights: Any = "uniform", metric: str = "euclidean",
+                 algorithm: str = "auto", working_memory: int | None = None):
+        self.radius = radius
+        self.weights = weights
+        self.metric = metric
+        self.algorithm = algorithm
+        self.working_memory = working_memory
+
+    def fit(self, X: Any, y: Any) -> "RadiusNeighborsRegressor":
+        """Store the validated training rows X (n, d) and targets y (n,) or (n, n_outputs)."""
+        if self.metric == "inner":
+            raise InvalidInputError("RadiusNeighborsRegressor needs a distance; metric='inner' is not one")
+        try:
+            radius = float(self.radius)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"radius must be a number, got {self.radius!r}") from None
+        if not math.isfinite(radius) or radius < 0:
+            raise InvalidInputError(f"radius must be finite and >= 0, got {self.radius!r}")
+        self._fit_data(X, y)
+        return self
+
+    def _rows_per_block(self, n_queries: int, xp: Any) -> int:
+        wm = self.working_memory if self.working_memory is not None else default_working_memory(xp)
+        return max(1, min(n_queries, int(wm) // max(1, self.n_samples_fit_ * 80)))  # ~10 float64 tiles
+
+    def _block_weights(self, d: Any, inside: Any, dtype: Any, xp: Any) -> Any:
+        if self.weights in (None, "uniform"):
+            return xp.astype(inside, xp.float64)
+        if self.weights == "distance":
+            return _zero_rule(d, inside, xp)
+        w = _call_weights(self.weights, xp.astype(d, dtype), xp)
+        return xp.where(inside, w, xp.zeros_like(w))  # non-members' values (even NaN) unused
+
+    def predict(self, X: Any) -> Any:
+        """Weighted mean target of each query's neighbours within the radius, (n_queries,) or
+        (n_queries, n_outputs); NaN (and an :class:`EmptyNeighborhoodWarning`) for a query
+        without any."""
+        X, xp = self._check_query(X)
+        Y = self._targets(xp)
+        ones = xp.ones((Y.shape[0], 1), dtype=xp.float64, device=device_of(Y))
+        Y1 = xp.concat([Y, ones], axis=1)  # one GEMM gives the weighted sums and the total weight
+        rows, radius = self._rows_per_block(X.shape[0], xp), float(self.radius)
+        parts = []
+        for b0 in range(0, X.shape[0], rows):
+            Xb = X[b0: min(b0 + rows, X.shape[0]), :]
+            if self._fit_method == "kd_tree":
+                parts.append(self._sums_kdtree(Xb, to_numpy(Y1), radius))
+            else:
+                d, inside = _radius_block(Xb, self._ref.reference, radius, xp)
+                parts.append(self._block_weights(d, inside, X.dtype, xp) @ Y1)
+        S = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        pred = self._finish(S[:, :-1], S[:, -1:], xp)
+        empty = xp.isnan(pred) if pred.ndim == 1 else xp.any(xp.isnan(pred), axis=1)
+        if bool(xp.any(empty)):
+            bad = to_numpy(xp.nonzero(empty)[0])
+            shown = ", ".join(str(int(r)) for r in bad[:10]) + (" ..." if bad.size > 10 else "")
+            warnings.warn(
+                "One or more samples have no neighbors within specified radius; predicting NaN "
+                f"({bad.size} of {X.shape[0]} query rows, radius={self.radius}: {shown})",
+                EmptyNeighborhoodWarning, stacklevel=3,
+            )
+        return pred
+
+    def _sums_kdtree(self, Xb: Any, Y1: np.ndarray, radius: float) -> np.ndarray:
+        """Weighted target sums and total weights (rows, n_outputs + 1) from SciPy's tree."""
+        from scipy.spatial import cKDTree  # noqa: PLC0415 - scipy import is slow
+
+        r_tree = math.sqrt(radius) if self.metric == "sqeuclidean" else radius
+        Xh = np.asarray(Xb, dtype=np.float64)
+        # A hair beyond the radius: membership is decided below on the exact distances.
+        pairs = cKDTree(Xh).sparse_distance_matrix(self._tree, r_tree * (1 + 1e-9) + 1e-300,
+                                                   output_type="ndarray")
+        qi, rj = pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
+        d = sqdist64(Xh[qi], self._tree.data[rj])  # the brute path's exact arithmetic
+        if self.metric == "euclidean":
+            d = np.sqrt(d)
+        keep = d <= radius
+        qi, rj, d = qi[keep], rj[keep], d[keep]
+        n = Xh.shape[0]
+        if self.weights in (None, "uniform"):
+            w = np.ones_like(d)
+        elif self.weights == "distance":
+            has_zero = np.zeros(n, dtype=bool)
+            has_zero[qi[d == 0]] = True
+            w = np.where(has_zero[qi], (d == 0).astype(np.float64), 1.0 / np.where(d == 0, 1.0, d))
+        else:
+            w = to_numpy(_call_weights(self.weights, d.astype(Xb.dtype), array_namespace(d)))
+        return np.stack([np.bincount(qi, weights=w * Y1[rj, j], minlength=n)
+                         for j in range(Y1.shape[1])], axis=1)
+
+
+def _radius_block(Xb: Any, ref: Any, radius: float, xp: Any) -> tuple[Any, Any]:
+    """Float64 distances (rows, n_ref) of a query block and its membership mask ``d <= radius``.
+
+    The tile (one GEMM) nominates; the pairs within its certified bound of the radius or of
+    distance 0 get exact keys (:func:`gpuknn.ops.exact.exact_keys`), as
+    :func:`gpuknn.ops.radius.radius_votes` decides them: exact membership and exact zeros
+    (the ``"distance"`` rule), tile distances elsewhere.
+    """
+    metric = ref.metric
+    q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, Xb.dtype)
+    S = xp.astype(score_tile(q_rows, ref.block(0, ref.shape[0], Xb.dtype).T), xp.float64)
+    u, eta = matmul_unit_roundoff(Xb.dtype, xp)
+    e = tile_error_bound(metric, q_norm, ref.ref_max, width=ref.width, n_features=ref.shape[1],
+                         u=u, eta=eta, key_scale=ref.key_scale,
+                         q_kappa=row_kappa(q_stats, ref.shape[1]))[:, None]
+    euclid = metric in _EUCLID
+
+    def units(key):  # a key in tile units, (rows, 1)
+        return 0.5 * (q_sq[:, None] + key) if euclid else xp.full_like(e, key)
+
+    at_radius, at_zero = units(radius_key(radius, metric)), units(radius_key(0.0, metric))
+    unsure = (((S >= at_radius - e) & (S <= at_radius + e)) | (S >= at_zero - e)) & (e > 0)
+    key_t = (S - 0.5 * q_sq[:, None]) / 0.5 if euclid else S
+    flat_unsure = xp.reshape(unsure, (-1,))
+    flat = xp.nonzero(flat_unsure)[0]
+    if flat.shape[0]:
+        n_ref = S.shape[1]
+        r, c = flat // n_ref, flat % n_ref
+        keys = exact_keys(xp.take(Xb, r, axis=0), ref.data, c[:, None], metric, ref.stats,
+                          q_stats=take_stats(q_stats, r))[:, 0]
+        # Scatter the exact keys back: position of each unsure entry among the unsure ones.
+        pos = xp.clip(xp.cumulative_sum(xp.astype(flat_unsure, xp.int64)) - 1, min=0)
+        key_t = xp.reshape(xp.where(flat_unsure, xp.take(keys, pos), xp.reshape(key_t, (-1,))), S.shape)
+    dist = keys_to_distances(key_t, metric)
+    return dist, xp.where(unsure, dist <= radius, S >= at_radius)
