@@ -28,6 +28,7 @@ from .errors import (
     InvalidInputError,
     InvalidInputTypeError,
     NotFittedError,
+    WorkingMemoryWarning,
 )
 from .model_selection import (
     KFold,
@@ -74,6 +75,7 @@ __all__ = [
     "RadiusNeighborsRegressor",
     "RepeatedStratifiedKFold",
     "StratifiedKFold",
+    "WorkingMemoryWarning",
     "cluster",
     "datasets",
     "finalize_partial",

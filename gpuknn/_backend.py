@@ -212,11 +212,35 @@ def float_dtype(X: Any, xp: Any, dtype: Any = None) -> Any:
 
 
 def _dtype_from(dtype: Any, xp: Any) -> Any:
+    """``xp.float32`` or ``xp.float64`` for a ``dtype=`` argument of any spelling (the names,
+    NumPy's dtypes and scalar types, ``float``, a namespace's float dtypes); anything else
+    (integers, float16, complex, objects) raises :class:`InvalidInputError` naming it."""
+    allowed = ("float32", "float64")
+    for nm in allowed:
+        target = getattr(xp, nm)
+        try:
+            if dtype is target or (type(dtype) is type(target) and bool(dtype == target)):
+                return target
+        except Exception:  # noqa: BLE001 - odd objects whose == raises or is no bool
+            pass
+    name = None
     if isinstance(dtype, str):
-        if dtype not in ("float32", "float64"):
-            raise InvalidInputError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-        return getattr(xp, dtype)
-    return dtype
+        name = dtype if dtype in allowed else None
+    else:
+        try:
+            nd = np.dtype(dtype)
+        except Exception:  # noqa: BLE001 - not a dtype NumPy knows: maybe another namespace's
+            nd = None
+        if nd is not None and nd.kind == "f" and nd.itemsize in (4, 8):
+            name = nd.name
+        elif nd is None and str(dtype).rsplit(".", 1)[-1] in allowed:  # torch.float32, ...
+            name = str(dtype).rsplit(".", 1)[-1]
+    if name is None:
+        raise InvalidInputError(
+            f"dtype must be None, 'float32' or 'float64' (or the matching NumPy/namespace "
+            f"dtype), got {dtype!r}"
+        )
+    return getattr(xp, name)
 
 
 def host_array(X: Any, *, name: str = "X") -> np.ndarray:
@@ -321,9 +345,11 @@ def check_int(value: Any, *, name: str, low: int | None = 1, high: int | None = 
     """``value`` as a Python int within ``[low, high]`` (either bound optional).
 
     Raises :class:`InvalidInputError` naming ``name``, the bounds and the value otherwise
-    (floats such as ``2.0`` are rejected: counts must be integers).
+    (floats such as ``2.0`` and bools are rejected: counts must be integers).
     """
     try:
+        if isinstance(value, (bool, np.bool_)):  # True is no count (scikit-learn agrees)
+            raise TypeError
         v = operator.index(value)
     except TypeError:
         raise InvalidInputError(f"{name} must be an integer, got {value!r}") from None

@@ -28,7 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from ._backend import (
+    _dtype_from,
+    array_namespace,
+    check_int,
+    device_of,
+    from_numpy,
+    to_numpy,
+    validate_matrix,
+)
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from .base import BaseEstimator, check_is_fitted, validate_data
@@ -140,10 +148,33 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             f"n_components must be None, an int in [1, {limit}] or a float in (0, 1), got {nc!r}"
         )
 
+    def _check_options(self) -> None:
+        """``tol``, ``max_iter``, ``random_state`` and ``dtype`` of any type: the right kind,
+        or :class:`InvalidInputError` naming the parameter (never a TypeError from deep in
+        a solver)."""
+        tol = self.tol
+        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, Real)
+                                or not (float(tol) > 0 and float(tol) < float("inf"))):
+            raise InvalidInputError(f"tol must be None or a positive number, got {tol!r}")
+        if self.max_iter is not None:
+            check_int(self.max_iter, name="max_iter", low=1)
+        rs = self.random_state
+        try:
+            if isinstance(rs, (bool, float, str, bytes)):
+                raise TypeError
+            np.random.default_rng(rs)
+        except (TypeError, ValueError):
+            raise InvalidInputError(
+                f"random_state must be None, a non-negative int or a numpy Generator, got {rs!r}"
+            ) from None
+        if self.dtype is not None:
+            _dtype_from(self.dtype, np)  # the kind of dtype; the namespace's comes at fit
+
     def fit(self, X: Any, y: Any = None) -> "PCA":
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored. Returns ``self``."""
-        if self.solver not in _SOLVERS:
+        if not isinstance(self.solver, str) or self.solver not in _SOLVERS:
             raise InvalidInputError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
+        self._check_options()
         xp = array_namespace(X)
         # the finite check comes with the covariance's column sums and Gram diagonal
         X = validate_data(self, X, reset=True, xp=xp, dtype=self.dtype, check_finite=False)

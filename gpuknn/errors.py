@@ -20,6 +20,8 @@ __all__ = [
     "DeviceUnavailableError",
     "ConvergenceWarning",
     "EmptyNeighborhoodWarning",
+    "RunDirError",
+    "WorkingMemoryWarning",
 ]
 
 
@@ -61,3 +63,39 @@ class EmptyNeighborhoodWarning(UserWarning):
     """A :class:`~gpuknn.regression.RadiusNeighborsRegressor` query had no training row within
     the radius (or only neighbours of total weight 0) and was predicted as NaN, where
     scikit-learn warns with a plain ``UserWarning`` (this is one, so filters for that apply)."""
+
+
+class RunDirError(GpuknnError, OSError):
+    """A run directory or one of its files cannot be used: ``--out`` is a file or under one,
+    not writable, locked by another run, or a write failed (disk full, read-only file system).
+
+    ``path`` is the file or directory concerned, ``cause`` the underlying :class:`OSError`
+    (or a sentence); ``errno``/``strerror``/``filename`` are those of an ``OSError``, and the
+    message is one line: ``"PATH: reason"``.
+    """
+
+    def __init__(self, path, cause, message=None):
+        import os  # noqa: PLC0415 - kept local: this class was appended to the module
+
+        if isinstance(cause, OSError):
+            code = cause.errno
+            reason = os.strerror(code) if code else (str(cause) or type(cause).__name__)
+        else:
+            code, reason = None, str(cause)
+        super().__init__(code, reason, os.fspath(path))
+        self.path = os.fspath(path)
+        self.cause = cause
+        self.reason = reason
+        self.message = message if message is not None else f"{self.path}: {reason}"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason, self.message))
+
+
+class WorkingMemoryWarning(UserWarning):
+    """A ``working_memory`` budget was too small for one row of tiles (one prepared query
+    and reference row and a minimal score tile) and was raised to that minimum; a smaller
+    budget would only make the search crawl tile by tile."""

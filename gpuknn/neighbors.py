@@ -26,6 +26,7 @@ ties and near duplicates and within the tile's certified bound elsewhere.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, NamedTuple
 
 from ._backend import (
@@ -37,14 +38,22 @@ from ._backend import (
     validate_matrix,
 )
 from ._delegation import matmul_unit_roundoff, on_input_device
-from .errors import InvalidInputError
+from .errors import InvalidInputError, WorkingMemoryWarning
 from .ops.certify import tile_error_bound
 from .ops.distance import check_metric, validate_pair
 from .ops.exact import distance_interval, exact_keys, keys_to_distances, row_kappa
 from .ops.groups import rerank_groups
 from .ops.rerank import collect_top, rerank
 from .ops.rows import replace_rows
-from .ops.search import Reference, TilePlan, collect, nominate, plan_tiles, prepare_queries
+from .ops.search import (
+    Reference,
+    TilePlan,
+    _scratch_per_element,
+    collect,
+    nominate,
+    plan_tiles,
+    prepare_queries,
+)
 
 __all__ = ["PreparedReference", "Neighbors", "kneighbors", "search", "kneighbors_keys", "plan_tiles",
            "candidate_margin"]
@@ -73,6 +82,8 @@ class PreparedReference:
     ----------
     R : array of shape (n_ref, d)
     metric : str
+    name : str, default "R"
+        How messages about the rows name them (an estimator passes ``"X"``).
 
     Examples
     --------
@@ -82,11 +93,11 @@ class PreparedReference:
     array([[2]])
     """
 
-    def __init__(self, R: Any, *, metric: str = "euclidean"):
+    def __init__(self, R: Any, *, metric: str = "euclidean", name: str = "R"):
         check_metric(metric)
         xp = array_namespace(R)
-        data = validate_matrix(R, xp, name="R", check_finite=False)
-        self.magnitude = _check_magnitude(data, None, xp)
+        data = validate_matrix(R, xp, name=name, check_finite=False)
+        self.magnitude = _check_magnitude(None, data, xp, names=("Q", name))
         self.metric = metric
         self.reference = Reference(data, metric, keep_rows=True)
 
@@ -215,15 +226,16 @@ class Neighbors(NamedTuple):
 
 
 def search(Q: Any, R: Any, k: int, *, metric: str = "euclidean", working_memory: int | None = None,
-           labels: Any = None) -> Neighbors:
+           labels: Any = None, names: tuple[str, str] = ("Q", "R")) -> Neighbors:
     """:func:`kneighbors` returning a :class:`Neighbors` (for exact decisions downstream).
 
     ``labels`` (one int label per reference): the caller reads only the neighbours' labels
     and certified distances (votes), so neighbours of one label may stay in tile order
-    among themselves (:func:`gpuknn.ops.groups.rerank_groups`).
+    among themselves (:func:`gpuknn.ops.groups.rerank_groups`). ``names``: how messages name
+    the queries and the references (the caller's argument names, e.g. ``("X_test", "X")``).
     """
     check_metric(metric)
-    Q, ref, magnitude, xp = resolve_inputs(Q, R, metric)
+    Q, ref, magnitude, xp = resolve_inputs(Q, R, metric, names=names)
     k = check_int(k, name="k", low=1, high=ref.shape[0])
     working_memory = _check_working_memory(working_memory, xp)
     keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude,
@@ -239,25 +251,27 @@ def search(Q: Any, R: Any, k: int, *, metric: str = "euclidean", working_memory:
     return Neighbors(keys, idx, err, metric, Q.dtype, refine)
 
 
-def resolve_inputs(Q: Any, R: Any, metric: str) -> tuple[Any, Reference, float, Any]:
+def resolve_inputs(Q: Any, R: Any, metric: str, *,
+                   names: tuple[str, str] = ("Q", "R")) -> tuple[Any, Reference, float, Any]:
     """Validate ``(Q, R)`` (R an array or a :class:`PreparedReference` of ``metric``).
 
     Returns ``(Q, reference, magnitude, xp)``: Q in the common float dtype, a
     :class:`~gpuknn.ops.search.Reference`, the largest |value| of both, the namespace.
     """
+    qn, rn = names
     if isinstance(R, PreparedReference):
         if R.metric != metric:
-            raise InvalidInputError(f"R was prepared for metric {R.metric!r}, not {metric!r}")
+            raise InvalidInputError(f"{rn} was prepared for metric {R.metric!r}, not {metric!r}")
         xp = array_namespace(Q, R.data)
-        Q = validate_matrix(Q, xp, name="Q", dtype=R.dtype, check_finite=False)
+        Q = validate_matrix(Q, xp, name=qn, dtype=R.dtype, check_finite=False)
         if Q.shape[1] != R.shape[1]:
             raise InvalidInputError(
-                f"Q has {Q.shape[1]} features but R has {R.shape[1]} "
+                f"{qn} has {Q.shape[1]} features but {rn} has {R.shape[1]} "
                 f"(shapes {tuple(Q.shape)} and {R.shape})"
             )
-        return Q, R.reference, max(R.magnitude, _check_magnitude(Q, None, xp)), xp
-    Q, R, xp = validate_pair(Q, R, names=("Q", "R"), check_finite=False)
-    magnitude = _check_magnitude(Q, R, xp)
+        return Q, R.reference, max(R.magnitude, _check_magnitude(Q, None, xp, names=names)), xp
+    Q, R, xp = validate_pair(Q, R, names=names, check_finite=False)
+    magnitude = _check_magnitude(Q, R, xp, names=names)
     return Q, Reference(R, metric, keep_rows=False), magnitude, xp
 
 
@@ -269,6 +283,29 @@ def _check_working_memory(working_memory: Any, xp: Any) -> int:
     ):
         raise InvalidInputError(f"working_memory must be a positive number of bytes, got {working_memory!r}")
     return int(working_memory)
+
+
+def minimum_working_memory(n_queries: int, kk: int, row_width: int) -> int:
+    """Smallest ``working_memory`` holding one row of tiles: one prepared query row and
+    reference row and one score element, float64, with its selection scratch
+    (:func:`plan_tiles` gives a quarter of its budget to the prepared rows and half to the
+    tile; the search gives it three quarters of its own). Blocks may be narrower than
+    ``kk`` (the candidates are merged across blocks)."""
+    row_bytes = max(1, row_width) * 8
+    per = 8 + _scratch_per_element(8)
+    plan_budget = max(4 * row_bytes, 2 * per)
+    return -(-4 * plan_budget // 3)
+
+
+def _raise_to_minimum(working_memory: int, n_queries: int, kk: int, row_width: int) -> int:
+    low = minimum_working_memory(n_queries, kk, row_width)
+    if working_memory < low:
+        warnings.warn(
+            f"working_memory={working_memory} bytes is too small for one row of tiles "
+            f"({n_queries} queries, {kk} candidates, rows of width {row_width}); using the "
+            f"minimum, {low} bytes", WorkingMemoryWarning, stacklevel=4)
+        return low
+    return working_memory
 
 
 def kneighbors_keys(
@@ -289,6 +326,7 @@ def kneighbors_keys(
     tile_dtype = _tile_dtype(Q, n_ref, ref.width, magnitude, xp)
     kk = min(n_ref, k + candidate_margin(k))
     itemsize = 8 if tile_dtype == xp.float64 else 4
+    working_memory = _raise_to_minimum(working_memory, n_q, kk, ref.width)
     # A quarter of the budget is left to the float64 row preparation and the exact pass.
     plan = plan_tiles(n_q, n_ref, ref.width, itemsize, max(1, working_memory * 3 // 4),
                       tile_bytes=preferred_tile_bytes(xp))
@@ -373,7 +411,7 @@ def _second_pass(Qb, ref, k, plan, xp, *, kth):
     return keys, xp.astype(idx, xp.int64)
 
 
-def _check_magnitude(Q: Any, R: Any, xp: Any) -> float:
+def _check_magnitude(Q: Any, R: Any, xp: Any, *, names: tuple[str, str] = ("Q", "R")) -> float:
     """Largest |value| of Q (and R); raise on NaN/inf or if squared norms would overflow.
 
     Every metric forms ``x.x`` (norms, the euclidean augmentation) or ``q.r`` in the input's
@@ -382,7 +420,7 @@ def _check_magnitude(Q: Any, R: Any, xp: Any) -> float:
     them, an infinity is one of them); only a failing input is scanned row by row.
     """
     top = 0.0
-    for name, a in (("Q", Q), ("R", R)):
+    for name, a in zip(names, (Q, R)):
         if a is None:
             continue
         hi, lo = float(xp.max(a)), float(xp.min(a))

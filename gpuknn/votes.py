@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ._delegation import on_input_device
-from ._backend import array_namespace, device_of, to_numpy
+from ._backend import array_namespace, check_int, device_of, from_numpy, host_array, to_numpy
 from .errors import InvalidInputError
 from .ops.rows import replace_rows
 
@@ -53,15 +53,78 @@ def _neighbor_weights(distances: Any, weights: str, xp: Any) -> Any:
 
 
 def _check_weights(weights: str) -> None:
-    if weights not in ("uniform", "distance"):
+    if not isinstance(weights, str) or weights not in ("uniform", "distance"):
         raise InvalidInputError(f"weights must be 'uniform' or 'distance', got {weights!r}")
 
 
+def check_k_values(ks: Any, *, name: str = "ks", high: int | None = None, low: int | None = 1) -> list[int]:
+    """``ks`` (a sequence of integers, or one integer) as a list of Python ints in
+    ``[1, high]``; floats (even ``2.0``), bools, strings and other objects raise
+    :class:`InvalidInputError` naming ``name`` and the offending value."""
+    if isinstance(ks, (str, bytes)) or not hasattr(ks, "__iter__"):
+        if isinstance(ks, bool) or not hasattr(ks, "__index__"):
+            raise InvalidInputError(f"{name} must be a sequence of integers, got {ks!r}")
+        ks = [ks]
+    out = []
+    for k in ks:
+        bad = isinstance(k, (bool, np.bool_)) or (hasattr(k, "dtype") and "bool" in str(k.dtype))
+        try:
+            v = None if bad else operator.index(k)
+        except TypeError:
+            v = None
+        if v is None:
+            raise InvalidInputError(
+                f"{name} must hold integers (k is a count of neighbours), got {k!r} in {list(ks)!r}")
+        out.append(v)
+    if not out:
+        raise InvalidInputError(f"{name} is empty: give at least one k")
+    if (low is not None and min(out) < low) or (high is not None and max(out) > high):
+        hi = "inf" if high is None else high
+        raise InvalidInputError(f"every k in {name} must be in [1, {hi}], got {out}")
+    return out
+
+
 def _check_ks(ks: Sequence[int], k_max: int) -> list[int]:
-    ks_list = [operator.index(k) for k in ks]
-    if not ks_list or min(ks_list) < 1 or max(ks_list) > k_max:
-        raise InvalidInputError(f"every k must be in [1, {k_max}], got {ks_list}")
-    return ks_list
+    return check_k_values(ks, name="ks", high=k_max)
+
+
+def _check_vote_input(neighbor_labels: Any, n_classes: Any, distances: Any, xp: Any) -> tuple[Any, int, Any]:
+    """Validate the arguments of the vote functions: ``neighbor_labels`` a 2-D integer array
+    of class indices in ``[0, n_classes)``, ``distances`` (when given) real, of the same
+    shape, neither NaN nor negative. One host transfer of three reductions."""
+    if not hasattr(neighbor_labels, "shape"):
+        neighbor_labels = from_numpy(host_array(neighbor_labels, name="neighbor_labels"), xp)
+    if neighbor_labels.ndim != 2:
+        raise InvalidInputError(
+            f"neighbor_labels must be 2-D (n, k_max), got shape {tuple(neighbor_labels.shape)}")
+    if not xp.isdtype(neighbor_labels.dtype, "integral"):
+        raise InvalidInputError(
+            f"neighbor_labels must hold integer class indices, got dtype {neighbor_labels.dtype}")
+    n_classes = check_int(n_classes, name="n_classes", low=1)
+    if distances is not None:
+        if not hasattr(distances, "shape"):
+            distances = from_numpy(host_array(distances, name="distances"), xp,
+                                   device=device_of(neighbor_labels))
+        if tuple(distances.shape) != tuple(neighbor_labels.shape):
+            raise InvalidInputError(
+                f"distances must have the shape of neighbor_labels {tuple(neighbor_labels.shape)}, "
+                f"got {tuple(distances.shape)}")
+        if not (xp.isdtype(distances.dtype, "real floating") or xp.isdtype(distances.dtype, "integral")):
+            raise InvalidInputError(f"distances must be real numbers, got dtype {distances.dtype}")
+    if math.prod(neighbor_labels.shape):  # one transfer: label range and the smallest distance
+        checks = [xp.astype(xp.min(neighbor_labels), xp.float64), xp.astype(xp.max(neighbor_labels), xp.float64)]
+        if distances is not None:
+            checks.append(xp.astype(xp.min(distances), xp.float64))
+        vals = to_numpy(xp.stack(checks)).tolist()
+        if vals[0] < 0 or vals[1] >= n_classes:
+            raise InvalidInputError(
+                f"neighbor_labels must be class indices in [0, {n_classes - 1}] (n_classes = "
+                f"{n_classes}), got values in [{int(vals[0])}, {int(vals[1])}]")
+        if distances is not None and math.isnan(vals[2]):
+            raise InvalidInputError("distances contain NaN")
+        if distances is not None and vals[2] < 0:
+            raise InvalidInputError(f"distances must be >= 0, got a smallest distance of {vals[2]!r}")
+    return neighbor_labels, n_classes, distances
 
 
 def _cumulative(lab: Any, w: Any, k_idx: Any, n_classes: int, xp: Any) -> Any:
@@ -116,8 +179,13 @@ def vote_counts(
            [[0, 2, 1]]])
     """
     xp = array_namespace(neighbor_labels, distances)
+    _check_weights(weights)
+    neighbor_labels, n_classes, distances = _check_vote_input(neighbor_labels, n_classes, distances, xp)
     n, k_max = neighbor_labels.shape
     ks_list = _check_ks(ks, k_max)
+    if n == 0:  # no rows: no votes (and nothing to concatenate)
+        return xp.zeros((len(ks_list), 0, n_classes), dtype=xp.int64 if weights == "uniform" else xp.float64,
+                        device=device_of(neighbor_labels))
     w = _neighbor_weights(distances, weights, xp)
     k_idx = xp.asarray([k - 1 for k in ks_list], device=device_of(neighbor_labels))
     block = max(1, min(n, int(max_bytes) // max(1, k_max * n_classes * 8)))
@@ -182,11 +250,14 @@ def votes_for_many_k(
     array([[0]])
     """
     xp = array_namespace(neighbor_labels, distances)
+    _check_weights(weights)
+    neighbor_labels, n_classes, distances = _check_vote_input(neighbor_labels, n_classes, distances, xp)
     n, k_max = neighbor_labels.shape
     ks_list = _check_ks(ks, k_max)
-    _check_weights(weights)
     if weights == "distance" and distances is None:
         raise InvalidInputError("weights='distance' needs the neighbour distances")
+    if n == 0:  # no rows: no predictions (and nothing to concatenate)
+        return xp.zeros((len(ks_list), 0), dtype=xp.int64, device=device_of(neighbor_labels))
     k_idx = xp.asarray([k - 1 for k in ks_list], device=device_of(neighbor_labels))
     block = max(1, min(n, _BLOCK_BYTES // max(1, k_max * n_classes * 8)))
     preds, hinges = [], []

@@ -88,3 +88,13 @@ def test_working_memory_and_oom_detection(monkeypatch):
 
     assert is_out_of_memory(MemoryError()) and is_out_of_memory(OutOfMemoryError("x"))
     assert not is_out_of_memory(ValueError("bad"))
+
+
+def test_check_int_refuses_bools_and_floats():
+    """Issue 18: True is no count, nor is 2.0 (k grids, n_neighbors, ...)."""
+    from gpuknn._backend import check_int
+
+    assert check_int(np.int64(3), name="k") == 3
+    for bad in (True, np.True_, 2.0, "2", None):
+        with pytest.raises(InvalidInputError, match="k must be an integer"):
+            check_int(bad, name="k")

@@ -94,3 +94,16 @@ def test_labels_of_another_length(xp, to_xp):
     X, y, _ = _data()
     with pytest.raises(InvalidInputError, match="150 samples but y has 149"):
         KNeighborsClassifier(3).fit(to_xp(X), to_xp(y[:-1]))
+
+
+@pytest.mark.parametrize("algorithm", ["brute", "kd_tree"])
+def test_messages_name_the_users_argument(algorithm):
+    # issue 18: the engine's internal names (Q, R) never reach the user
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    bad = X.copy()
+    bad[3, 1] = 1e200
+    with pytest.raises(InvalidInputError, match=r"^X holds values up to 1e\+200"):
+        KNeighborsClassifier(3, algorithm=algorithm).fit(bad, np.arange(20) % 2)
+    model = KNeighborsClassifier(3, algorithm=algorithm).fit(X, np.arange(20) % 2)
+    with pytest.raises(InvalidInputError, match=r"^X holds values up to 1e\+200"):
+        model.predict(bad)

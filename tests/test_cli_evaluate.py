@@ -110,3 +110,89 @@ def test_errors_exit_2(tmp_path, capsys):
     f = _keel(tmp_path / "toy.dat", X, y)
     assert main(["evaluate", str(f), "--k", "500"]) == 2
     assert "--k 500" in capsys.readouterr().err
+
+
+def _csv(path, X, y, *, header="a,b,c,label", target_col=3, delim=","):
+    """CSV with the label quoted in column ``target_col`` (quotes and delimiters inside)."""
+    lines = [header] if header else []
+    for row, lab in zip(X, y):
+        cells = [f"{v:.3f}" for v in row]
+        cells.insert(target_col, f'"{lab}, really"')
+        lines.append(delim.join(cells))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_csv_with_header_quotes_and_target_by_name(tmp_path, capsys):
+    X, y = _make(3)
+    f = _csv(tmp_path / "toy.csv", X, y, header='a,"the label",b,c', target_col=1)
+    assert main(["evaluate", str(f), "--target", "the label", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    yq = np.char.add(y, ", really")
+    exp = _expected(X, yq, pos=str(yq[0]))
+    assert row["target"] == "the label" and row["n_features"] == 3 and row["n_dropped"] == 0
+    assert row["positive_class"] == str(yq[0])  # first class of the file
+    for key in ("tp", "fp", "tn", "fn"):
+        assert row[key] == exp[key], key
+    assert row["source"] == str(f.absolute())
+    # by index, on a TSV with numeric column names
+    g = _csv(tmp_path / "toy.tsv", X, y, header="1990\t1991\t1992\t2000", delim="\t")
+    assert main(["evaluate", str(g), "--target", "3", "--json"]) == 0
+    (row2,) = json.loads(capsys.readouterr().out)
+    assert row2["target"] == "2000"
+    assert [row2[k] for k in ("tp", "fp", "tn", "fn")] == [row[k] for k in ("tp", "fp", "tn", "fn")]
+    assert main(["evaluate", str(g), "--target", "nope"]) == 2
+    assert "no target column 'nope'; the columns are ['1990', '1991', '1992', '2000']" in (
+        capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("tokens", [("nan", "inf", ""), ("?", "NA", "-inf")])
+def test_drop_missing_csv_counts_rows(tmp_path, capsys, tokens):
+    X, y = _make(5)
+    lines = ["a,b,c,label"]
+    missing = {2: tokens[0], 17: tokens[1], 40: tokens[2]}
+    for i, (row, lab) in enumerate(zip(X, y)):
+        cells = [f"{v:.3f}" for v in row] + [lab]
+        if i in missing:
+            cells[i % 3] = missing[i]
+        lines.append(",".join(cells))
+    f = tmp_path / "gaps.csv"
+    f.write_text("\n".join(lines) + "\n")
+    assert main(["evaluate", str(f), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "line 4" in err and "column 'c' (index 2)" in err and "3 row(s)" in err
+    assert main(["evaluate", str(f), "--drop-missing", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert f"{f}: dropped 3 row(s) with missing or non-finite values, 77 left" in cap.err
+    (row,) = json.loads(cap.out)
+    keep = np.array([i not in missing for i in range(len(y))])
+    exp = _expected(X[keep], y[keep], pos=str(y[keep][0]))
+    assert row["n_dropped"] == 3 and row["n_samples"] == 77
+    assert [row[k] for k in ("tp", "fp", "tn", "fn")] == [exp[k] for k in ("tp", "fp", "tn", "fn")]
+
+
+def test_keel_nan_values_dropped(tmp_path, capsys):
+    X, y = _make(6)
+    X[[5, 9], 1] = np.nan
+    f = _keel(tmp_path / "nan.dat", X, y)
+    assert main(["evaluate", str(f)]) == 2
+    assert "data row index 5" in capsys.readouterr().err
+    assert main(["evaluate", str(f), "--drop-missing", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert "dropped 2 row(s)" in cap.err
+    assert json.loads(cap.out)[0]["n_samples"] == 78
+
+
+def test_other_sources(tmp_path, capsys):
+    assert main(["evaluate", "iris", "--k", "3", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["n_samples"] == 150 and row["relation"] == "iris" and row["positive_class"] == "0"
+    X, y = _make(7)
+    np.savez(tmp_path / "toy.npz", X=X[:60], y=y[:60], X_test=X[60:], y_test=y[60:])
+    assert main(["evaluate", str(tmp_path / "toy.npz"), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["n_samples"] == 80  # the own test split is pooled
+    exp = _expected(X, y, pos=str(y[0]))
+    assert row["tp"] == exp["tp"] and row["positive_class"] == str(y[0])
+    assert main(["evaluate", "no-such-set"]) == 2
+    assert "named sets: fashion-mnist" in capsys.readouterr().err

@@ -86,3 +86,26 @@ def test_cv_argument_as_scikit_learn_reads_it():
                        ([(1, 2, 3)], "not a \\(train, test\\) pair")):
         with pytest.raises(InvalidInputError, match=match):
             cross_validate_k(X, y, [1], cv=bad)
+
+
+def test_k_grid_must_be_integers_and_weights_may_be_one_name():
+    """Issue 18: ks=[2.999] ran k=2; every non-integer k is refused naming ks, and
+    weights="distance" (one name) is weights=["distance"], not its characters."""
+    X, y = _data(n=30)
+    for bad, shown in (([2.999], "2.999"), ([3, 2.0], "2.0"), ([True], "True"), (["3"], "'3'")):
+        with pytest.raises(InvalidInputError, match=f"ks must hold integers.*{shown}"):
+            cross_validate_k(X, y, bad)
+        with pytest.raises(InvalidInputError, match=f"ks must hold integers.*{shown}"):
+            cross_validate_kp(X, y, bad, [1])
+    with pytest.raises(InvalidInputError, match="ps must hold integers.*1.5"):
+        cross_validate_kp(X, y, [1], [1.5])
+    one = cross_validate_k(X, y, [1, 3], weights="distance", scoring="accuracy")
+    seq = cross_validate_k(X, y, [1, 3], weights=["distance"], scoring=["accuracy"])
+    assert one.rows == seq.rows and {r["weights"] for r in one.rows} == {"distance"}
+    assert cross_validate_k(X, y, 3).rows == cross_validate_k(X, y, [3]).rows
+    with pytest.raises(InvalidInputError, match="weights entries"):
+        cross_validate_k(X, y, [1], weights=["uniform", 5])
+    with pytest.raises(InvalidInputError, match="cv must be"):
+        cross_validate_k(X, y, [1], cv=3.5)
+    with pytest.raises(InvalidInputError, match="random_state"):
+        cross_validate_kp(X, y, [1], [1], pca_solver="block", random_state="x")

@@ -205,3 +205,31 @@ def test_float32_data_of_tiny_scale(xp, to_xp, solver):
     comps = to_numpy(pca.components_).astype(np.float64)
     np.testing.assert_allclose(np.linalg.norm(comps, axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(to_numpy(pca.explained_variance_), ref, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, "int32", np.dtype("int64"), int, bool, np.float16, "f8",
+                                   complex, object, "float", 3])
+def test_non_float_dtype_refused_whatever_its_type(backend, dtype):
+    """Issue 18: PCA(dtype=np.int32) ran an integer covariance; any dtype other than
+    float32/float64, of any type, is refused naming dtype and the allowed values."""
+    X = backend.asarray(np.random.default_rng(0).normal(size=(10, 3)))
+    with pytest.raises(InvalidInputError, match=r"dtype must be None, 'float32' or 'float64'"):
+        PCA(2, dtype=dtype).fit(X)
+
+
+@pytest.mark.parametrize("dtype", ["float32", np.float32, np.dtype("float64"), float])
+def test_float_dtype_spellings_accepted(backend, dtype):
+    X = backend.asarray(np.random.default_rng(0).normal(size=(10, 3)))
+    want = "float64" if dtype in (float, np.dtype("float64")) else "float32"
+    assert str(PCA(2, dtype=dtype).fit(X).components_.dtype).endswith(want)
+
+
+@pytest.mark.parametrize("params, name", [({"random_state": "x"}, "random_state"),
+                                          ({"random_state": -1}, "random_state"),
+                                          ({"random_state": 1.5}, "random_state"),
+                                          ({"tol": "small"}, "tol"), ({"tol": -1.0}, "tol"),
+                                          ({"max_iter": 2.5}, "max_iter"), ({"solver": ["eigh"]}, "solver")])
+def test_odd_option_types_name_the_option(params, name):
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    with pytest.raises(InvalidInputError, match=name):
+        PCA(2, solver=params.pop("solver", "block"), **params).fit(X)

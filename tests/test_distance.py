@@ -70,3 +70,19 @@ def test_bad_input(xp, to_xp):
     with pytest.raises(InvalidInputError, match="row.*: 2"):
         pairwise_distances(to_xp(bad))
     assert set(METRICS) == {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
+
+
+def test_values_whose_squares_overflow_are_refused(backend):
+    """Issue 18: pairwise_distances of [[1e200], [0]] gave inf silently; refused naming X/Y,
+    as kneighbors does. Odd working_memory types name the argument."""
+    import gpuknn
+    from gpuknn.errors import InvalidInputError
+
+    X = backend.asarray(np.array([[1e200], [0.0]]))
+    with pytest.raises(InvalidInputError, match=r"^X holds values up to 1e\+200"):
+        gpuknn.pairwise_distances(X)
+    with pytest.raises(InvalidInputError, match=r"^Y holds values up to 1e\+200"):
+        gpuknn.pairwise_distances(backend.asarray(np.array([[1.0]])), X)
+    for bad in ("big", True, -1):
+        with pytest.raises(InvalidInputError, match="working_memory must be"):
+            next(iter(gpuknn.pairwise_distances_chunked(backend.asarray(np.eye(2)), working_memory=bad)))

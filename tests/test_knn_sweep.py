@@ -8,8 +8,8 @@ from gpuknn._backend import to_numpy
 from gpuknn.datasets import make_fashion_mnist_like
 from gpuknn.model_selection.journal import Journal
 from gpuknn.model_selection.splitters import StratifiedKFold
-from gpuknn.studies import fashion_sweep
-from gpuknn.studies.fashion_sweep import SweepConfig, config_dict, run_sweep
+from gpuknn.studies import knn_sweep
+from gpuknn.studies.knn_sweep import SweepConfig, config_dict, run_sweep
 
 SMALL = dict(ks_raw=list(range(1, 11)), ks=[1, 2, 3, 5, 8], ps=[1, 2, 3, 5, 8, 13, 20],
              folds=3, seed=1)
@@ -47,7 +47,7 @@ def test_interrupted_sweep_resumes_to_the_same_result(tmp_path, data):
     with pytest.raises(Stop):
         run_sweep(*data, config, journal=Journal(path, config_dict(config)), callback=stop_after_two_folds)
     keys = [json.loads(line).get("key") for line in path.read_text().splitlines()[1:]]
-    assert "raw/fold=2" in keys and "kp/fold=1/p=20" in keys and "kp/fold=2/p=1" not in keys
+    assert "raw/correlation/fold=2" in keys and "kp/correlation/fold=1/p=20" in keys and "kp/correlation/fold=2/p=1" not in keys
 
     computed = []
     resumed = run_sweep(*data, config, journal=Journal(path, config_dict(config), resume=True),
@@ -59,7 +59,7 @@ def test_interrupted_sweep_resumes_to_the_same_result(tmp_path, data):
 def test_pca_sees_training_folds_only(monkeypatch, data):
     X_train = data[0]
     fitted = []
-    real = fashion_sweep._pca
+    real = knn_sweep._pca
 
     def spy(n, config):
         pca = real(n, config)
@@ -72,7 +72,7 @@ def test_pca_sees_training_folds_only(monkeypatch, data):
         pca.fit = recording_fit
         return pca
 
-    monkeypatch.setattr(fashion_sweep, "_pca", spy)
+    monkeypatch.setattr(knn_sweep, "_pca", spy)
     run_sweep(*data, SweepConfig(**{**SMALL, "ks_raw": [1]}))
     y = data[1]
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(y, y))
@@ -111,3 +111,78 @@ def test_raw_sweep_matches_fold_by_fold_knn(data):
     d, i = kneighbors(X_train[te], X_train[tr], 10, metric="correlation")
     pred = np.array([np.bincount(y_train[tr][row[:5]], minlength=10).argmax() for row in i])
     assert res["raw"]["uniform"]["folds"][0][4] == pytest.approx(np.mean(pred == y_train[te]))
+
+
+def test_default_grids_follow_the_data_shape():
+    g = knn_sweep.default_grids(150, 4, folds=5)
+    assert g["ps"] == [1, 2, 3, 4] and g["ks"] == list(range(1, 31)) and g["ks_raw"][-1] == 100
+    g = knn_sweep.default_grids(20, 784, folds=5)  # 16 training rows per fold
+    assert g["ks"][-1] == 16 and g["ps"][-1] == 16
+    g = knn_sweep.default_grids(60000, 784)
+    assert g["ps"][:15] == list(range(1, 16)) and g["ps"][-1] == 784 and len(g["ps"]) <= 36
+
+
+def test_digits_any_data_study_chooses_the_metric():
+    # issue 18: the study on a non-image data set with the metric as a searched axis; the
+    # chosen configuration generalises (test accuracy >= 0.97)
+    from sklearn.datasets import load_digits
+
+    from gpuknn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    g = knn_sweep.default_grids(Xtr.shape[0], Xtr.shape[1], folds=3)
+    config = SweepConfig(metric=["euclidean", "cosine"], ks_raw=g["ks_raw"][:20], ks=g["ks"][:10],
+                         ps=g["ps"], folds=3, scoring="macro_f1")
+    res = run_sweep(Xtr, ytr, Xte, yte, config)
+    assert res["metric_best"] in ("euclidean", "cosine") and set(res["per_metric"]) == {"euclidean", "cosine"}
+    assert res["scoring"] == "macro_f1" and "cv_accuracy_best" not in res
+    best = res["per_metric"][res["metric_best"]]["heatmap"]
+    others = [max(max(r) for r in h["heatmap"]["mean"][w]) for h in res["per_metric"].values()
+              for w in h["heatmap"]["weights"]]
+    assert res["cv_score_best"] == pytest.approx(max(others))
+    assert best["scoring"] == "macro_f1"
+    assert res["test_accuracy"] >= 0.97
+
+
+def test_scaling_uses_the_fold_training_part_only(monkeypatch, data):
+    X_train = to_numpy(data[0])
+    seen = []
+    real = knn_sweep._scaled
+
+    def spy(Xtr, Xte, kind, xp):
+        seen.append(int(Xtr.shape[0]))
+        return real(Xtr, Xte, kind, xp)
+
+    monkeypatch.setattr(knn_sweep, "_scaled", spy)
+    run_sweep(*data, SweepConfig(**{**SMALL, "scale": "minmax", "skip_raw": True}))
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X_train, to_numpy(data[1])))
+    assert seen == [X_train.shape[0]] + [tr.size for tr, _ in folds] + [X_train.shape[0]]
+
+
+def test_resampling_inside_training_folds_only(data):
+    Xtr, ytr, Xte, yte = data
+    ytr_h = to_numpy(ytr).copy()
+    keep = np.flatnonzero((ytr_h != 0) | (np.arange(ytr_h.size) % 4 == 0))  # class 0 rare
+    Xi, yi = to_numpy(Xtr)[keep], ytr_h[keep]
+    base = run_sweep(Xi, yi, Xte, yte, SweepConfig(**{**SMALL, "skip_raw": True}))
+    over = run_sweep(Xi, yi, Xte, yte, SweepConfig(**{**SMALL, "skip_raw": True,
+                                                      "resample": "RandomOverSampler",
+                                                      "scoring": "balanced_accuracy"}))
+    assert over["heatmap"] != base["heatmap"]  # the training folds were resampled
+    assert over["n_train"] == base["n_train"] == keep.size  # the data themselves were not
+    assert 0.0 <= over["test_balanced_accuracy"] <= 1.0
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(scoring="f2"), "scoring must be one of"),
+    (dict(scale="robust"), "scale must be one of"),
+    (dict(resample="NoSuchSampler"), "resample must name a gpuknn.resampling sampler"),
+    (dict(metric=[]), "at least one metric"),
+    (dict(metric=["euclidean", "manhattan"]), "manhattan"),
+])
+def test_bad_settings_are_refused_before_any_work(data, bad, match):
+    from gpuknn.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=match):
+        run_sweep(*data, SweepConfig(**{**SMALL, **bad}))

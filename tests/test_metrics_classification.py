@@ -127,8 +127,9 @@ def test_positive_class_report(xp, to_xp, labels):
     assert r["precision"] == pytest.approx(skm.precision_score(yt, yp), abs=TOL)
     assert r["recall"] == pytest.approx(skm.recall_score(yt, yp), abs=TOL)
     assert r["accuracy"] == pytest.approx(skm.accuracy_score(yt, yp), abs=TOL)
-    none = positive_class_report(to_xp(y), to_xp(y), pos_label=99)
-    assert none["precision"] == 0.0 and none["tn"] == y.size
+    # pos_label in neither vector (issue 18): refused, naming it and the labels present
+    with pytest.raises(InvalidInputError, match=r"pos_label=99 .*labels present: \[0, 1, 2, 3\]"):
+        positive_class_report(to_xp(y), to_xp(y), pos_label=99)
 
 
 def test_zero_division_rules(xp, to_xp):
@@ -150,3 +151,42 @@ def test_bad_input(xp, to_xp):
         confusion_matrix(to_xp(np.array([0.0, np.nan])), to_xp(np.array([0.0, 1.0])))
     with pytest.raises(InvalidInputError, match="average"):
         f1_score(to_xp(np.array([0, 1])), to_xp(np.array([0, 1])), average="samples")
+
+
+def test_label_types_checked_as_type_of_target(backend):
+    """Issue 18: NaN labels, continuous labels and string/number mixes raise (scikit-learn's
+    type_of_target rules) instead of scoring garbage."""
+    a = backend.asarray
+    y = a(np.array([0.0, 1.0, 1.0]))
+    for fn in (accuracy_score, confusion_matrix, f1_score):
+        with pytest.raises(InvalidInputError, match="y_true contains NaN"):
+            fn(a(np.array([0.0, np.nan, 1.0])), y)
+        with pytest.raises(InvalidInputError, match="y_pred contains NaN"):
+            fn(y, a(np.array([0.0, np.nan, 1.0])))
+        with pytest.raises(InvalidInputError, match="continuous targets: y_true has non-integer values.*0.5"):
+            fn(a(np.array([0.5, 1.0, 1.0])), y)
+    with pytest.raises(InvalidInputError, match="continuous"):
+        positive_class_report(a(np.array([0.5, 1.0, 1.0])), y, pos_label=1)
+    # floats with integer values are class labels
+    assert accuracy_score(y, y) == 1.0
+
+
+@pytest.mark.parametrize("fn", [accuracy_score, confusion_matrix, f1_score, positive_class_report])
+def test_string_and_number_labels_do_not_mix(fn):
+    kw = {"pos_label": 1} if fn is positive_class_report else {}
+    for yt, yp in ((["a", "b"], [1, 2]), (np.array(["a", "b"]), np.array([0, 1])),
+                   (np.array(["a", 1], dtype=object), np.array(["a", "b"], dtype=object))):
+        with pytest.raises(InvalidInputError, match=r"Mix of label input types \(string and number\)"):
+            fn(yt, yp, **kw)
+
+
+def test_positive_class_report_refuses_absent_pos_label(backend):
+    a = backend.asarray
+    with pytest.raises(InvalidInputError, match=r"pos_label=9 .*labels present: \[0, 1\]"):
+        positive_class_report(a(np.array([0, 1])), a(np.array([1, 0])), pos_label=9)
+    with pytest.raises(InvalidInputError, match=r"pos_label='x' .*labels present: \[0, 1\]"):
+        positive_class_report(a(np.array([0, 1])), a(np.array([1, 0])), pos_label="x")
+    with pytest.raises(InvalidInputError, match=r"pos_label='z' .*\['a', 'b'\]"):
+        positive_class_report(["a", "b"], ["b", "a"], pos_label="z")
+    # one class only (scikit-learn's rule): no error, nothing positive
+    assert positive_class_report(a(np.array([0, 0])), a(np.array([0, 0])), pos_label=1)["tn"] == 2

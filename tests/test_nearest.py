@@ -157,7 +157,12 @@ def test_radius_results_do_not_depend_on_the_budget(backend):
         np.testing.assert_array_equal(getattr(_on_host(G), attr), getattr(_on_host(want), attr))
     ref = skn.NearestNeighbors(radius=1.5).fit(X).radius_neighbors_graph(Q, mode="distance")
     np.testing.assert_allclose(_dense(G), ref.toarray(), rtol=1e-12, atol=1e-12)
-    assert_xp(nn.kneighbors(Qb, 4)[1], skn.NearestNeighbors(n_neighbors=4).fit(X).kneighbors(Q)[1], backend)
+    # working_memory=1 is below one row of tiles for a k search: raised, with a warning (issue 18)
+    from gpuknn import WorkingMemoryWarning
+
+    with pytest.warns(WorkingMemoryWarning, match="working_memory=1 bytes is too small"):
+        idx = nn.kneighbors(Qb, 4)[1]
+    assert_xp(idx, skn.NearestNeighbors(n_neighbors=4).fit(X).kneighbors(Q)[1], backend)
 
 
 def test_radius_neighbors_rules(backend):

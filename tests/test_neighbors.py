@@ -225,3 +225,48 @@ def test_huge_float64_values_get_float64_tiles(monkeypatch):
     assert nb._tile_dtype(R, 3, 3, 1.0, np) == np.float32
     d, i = kneighbors(R[:1], R, 3)
     assert i.tolist() == [[0, 2, 1]]
+
+
+def test_messages_name_the_callers_arguments(backend):
+    """Issue 18: the engine's messages use the caller's argument names: kneighbors(Q, R)
+    says R for the references, a PreparedReference built by an estimator says X."""
+    from gpuknn.neighbors import PreparedReference, search
+
+    a = backend.asarray
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    big = X.copy()
+    big[2, 1] = 1e200
+    nan = X.copy()
+    nan[4, 0] = np.nan
+    with pytest.raises(InvalidInputError, match=r"^R holds values up to 1e\+200"):
+        kneighbors(a(X), a(big), 2)
+    with pytest.raises(InvalidInputError, match=r"^R contains NaN or infinity in 1 row\(s\): 4"):
+        kneighbors(a(X), a(nan), 2)
+    with pytest.raises(InvalidInputError, match=r"^Q holds values"):
+        kneighbors(a(big), a(X), 2)
+    with pytest.raises(InvalidInputError, match=r"^X holds values up to"):
+        PreparedReference(a(big), name="X")
+    with pytest.raises(InvalidInputError, match=r"^X_test contains NaN"):
+        search(a(nan), a(X), 2, names=("X_test", "X"))
+    ref = PreparedReference(a(X), name="X")
+    with pytest.raises(InvalidInputError, match=r"^X_test holds values"):
+        search(a(big), ref, 2, names=("X_test", "X"))
+
+
+def test_working_memory_below_one_row_of_tiles_warns_and_is_raised():
+    """Issue 18: working_memory=1 crawled one score at a time, silently; it is raised to the
+    minimum with a WorkingMemoryWarning (same answer), and odd types name the argument."""
+    from gpuknn import WorkingMemoryWarning
+    from gpuknn.neighbors import minimum_working_memory
+
+    rng = np.random.default_rng(1)
+    Q, R = rng.normal(size=(7, 4)), rng.normal(size=(30, 4))
+    want = kneighbors(Q, R, 3)
+    with pytest.warns(WorkingMemoryWarning, match=r"working_memory=1 bytes is too small .*using the minimum"):
+        got = kneighbors(Q, R, 3, working_memory=1)
+    np.testing.assert_array_equal(got[1], want[1])
+    low = minimum_working_memory(7, 11, 4 + 4)  # rows are augmented by a column or two
+    kneighbors(Q, R, 3, working_memory=low)  # no warning at the minimum (warnings are errors)
+    for bad in ("big", True, float("nan"), -5, [1]):
+        with pytest.raises(InvalidInputError, match="working_memory must be"):
+            kneighbors(Q, R, 3, working_memory=bad)

@@ -14,7 +14,7 @@ def _raw(folds=3):
 def test_accuracy_plot_names_the_fold_count():
     fig = plot_accuracy_vs_k(_raw(3))
     assert isinstance(fig, Figure)
-    assert fig.axes[0].get_title() == "Accuracy vs k (3-fold CV, raw pixels)"
+    assert fig.axes[0].get_title() == "Accuracy vs k (3-fold CV, raw features)"
     assert len(fig.axes[0].get_lines()) == 4  # two curves and their best points
 
 

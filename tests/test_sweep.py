@@ -91,3 +91,23 @@ def test_p_sweep_retries_narrower_blocks_when_memory_runs_out(monkeypatch):
     monkeypatch.setattr(psweep._Sweep, "nominate", lambda self, *a, **k: (_ for _ in ()).throw(ValueError("bad")))
     with pytest.raises(ValueError, match="bad"):  # other errors are not retried
         neighbors_for_p_sweep(Z, Zq, [2], 4, metric="correlation")
+
+
+def test_score_many_k_and_check_grid_refuse_non_integer_k():
+    """Issue 18: a k grid holds integers only (2.0, 2.999, True refused, naming the value);
+    weights may be one name."""
+    from gpuknn.model_selection.sweep import check_grid
+
+    assert check_grid([3, 1, 3], name="k", upper=5) == [1, 3]
+    for bad in ([2.999], [2.0], [True], [None]):
+        with pytest.raises(InvalidInputError, match="k must hold integers"):
+            check_grid(bad, name="k", upper=5)
+    with pytest.raises(InvalidInputError, match=r"k values in k must be in \[1, 5\]"):
+        check_grid([0, 6], name="k", upper=5)
+    lab = np.array([[0, 1, 1], [1, 0, 0]])
+    d = np.array([[0.1, 0.2, 0.3], [0.1, 0.5, 0.6]])
+    y = np.array([0, 1])
+    with pytest.raises(InvalidInputError, match=r"ks must hold integers.*2\.5"):
+        score_many_k(lab, d, y, [1, 2.5], n_classes=2)
+    one = score_many_k(lab, d, y, [1, 3], n_classes=2, weights="distance")
+    assert list(one) == ["distance"]

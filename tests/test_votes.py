@@ -89,3 +89,41 @@ def test_bounds_send_open_rows_to_refine(xp, to_xp):
                                      weights="distance"))
     np.testing.assert_array_equal(pred, want)
     assert asked and 0 < asked[0].size < 300  # only the open rows
+
+
+# ---------------------------------------------------------------- issue 18: argument checks
+@pytest.mark.parametrize("fn", [votes_for_many_k, vote_counts])
+def test_vote_arguments_are_validated(backend, fn):
+    """Labels outside [0, n_classes), non-integer labels, NaN/negative/mis-shaped distances
+    and non-integer k are refused with the argument's name, on every backend."""
+    a = backend.asarray
+    lab = a(np.array([[0, 1, 1], [1, 0, 0]]))
+    d = a(np.array([[0.1, 0.2, 0.3], [0.1, 0.5, 0.6]]))
+    cases = [
+        (dict(neighbor_labels=a(np.array([[0, -1, 1], [1, 0, 0]]))), r"neighbor_labels .*\[-1, 1\]"),
+        (dict(neighbor_labels=a(np.array([[0, 2, 1], [1, 0, 0]]))), r"neighbor_labels .*\[0, 1\].*n_classes = 2"),
+        (dict(neighbor_labels=a(np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]]))), "integer class indices"),
+        (dict(distances=a(np.array([[0.1, np.nan, 0.3], [0.1, 0.5, 0.6]])), weights="distance"), "distances contain NaN"),
+        (dict(distances=a(np.array([[-0.1, 0.2, 0.3], [0.1, 0.5, 0.6]])), weights="distance"), "distances must be >= 0"),
+        (dict(distances=a(np.array([[0.1, 0.2], [0.1, 0.5]])), weights="distance"), r"shape of neighbor_labels \(2, 3\)"),
+        (dict(ks=[2.999]), r"ks must hold integers.*2\.999"),
+        (dict(ks=[2.0]), r"ks must hold integers.*2\.0"),
+        (dict(ks=[True]), "ks must hold integers.*True"),
+        (dict(ks="3"), "ks must"),
+        (dict(n_classes=2.0), "n_classes must be an integer"),
+        (dict(weights=["distance"]), "weights must be"),
+    ]
+    for change, match in cases:
+        args = dict(neighbor_labels=lab, ks=[1, 3], n_classes=2, distances=d, weights="uniform")
+        args.update(change)
+        with pytest.raises(InvalidInputError, match=match):
+            fn(args.pop("neighbor_labels"), args.pop("ks"), **args)
+    # valid input still votes, integer ks of NumPy types too
+    assert to_numpy(votes_for_many_k(lab, [np.int64(1), 3], n_classes=2)).tolist() == [[0, 1], [1, 0]]
+
+
+def test_no_rows_give_no_votes(backend):
+    """Zero neighbour rows (an empty test fold) give empty results, not a concat error."""
+    lab = backend.asarray(np.zeros((0, 3), dtype=np.int64))
+    assert tuple(votes_for_many_k(lab, [1, 2], n_classes=2).shape) == (2, 0)
+    assert tuple(vote_counts(lab, [1, 2], n_classes=2).shape) == (2, 0, 2)

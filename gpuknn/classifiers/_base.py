@@ -67,6 +67,11 @@ def encode_host(y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray, np.ndar
         )
     if y_host.dtype.kind == "c":
         raise InvalidInputError(f"Complex data not supported: y has dtype {y_host.dtype}")
+    if y_host.dtype.kind == "O":
+        kinds = {isinstance(v, str) for v in y_host.tolist()}
+        if len(kinds) > 1:
+            raise InvalidInputError("Mix of label input types (string and number) in y; "
+                                    "give every label as a string or every label as a number")
     classes, first, codes, counts = np.unique(y_host, return_index=True, return_inverse=True, return_counts=True)
     return classes, codes.astype(np.int64).reshape(-1), counts.astype(np.int64), first
 
@@ -97,9 +102,10 @@ class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
         """Resolve ``algorithm`` (``auto``/``brute``/``kd_tree``) and build a tree if needed."""
         xp = array_namespace(self._fit_X)
         self._fit_method = resolve_algorithm(algorithm, xp, metric, self.n_features_in_)
-        self._tree = build_tree(self._fit_X) if self._fit_method == "kd_tree" else None
+        self._tree = build_tree(self._fit_X, name="X") if self._fit_method == "kd_tree" else None
         # Brute force: prepare the training rows once here, not at every predict.
-        self._ref = PreparedReference(self._fit_X, metric=metric) if self._fit_method == "brute" else None
+        self._ref = (PreparedReference(self._fit_X, metric=metric, name="X")
+                     if self._fit_method == "brute" else None)
 
     def _search(self, X: Any, k: int) -> tuple[Any, Any]:
         """``(distances, indices)`` of the k nearest training rows of validated X."""
@@ -111,6 +117,7 @@ class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
         return neighbors(
             X, self._ref if self._ref is not None else self._fit_X, k, metric=self.metric,
             algorithm=self._fit_method, working_memory=self.working_memory, tree=self._tree,
+            names=("X", "X"),
         )
 
     def _labels_of(self, idx: Any, xp: Any) -> Any:

@@ -1,4 +1,10 @@
-"""``gpuknn evaluate``: kNN on tabular (KEEL ``.dat`` or CSV) files, the KEEL study.
+"""``gpuknn evaluate``: kNN on tabular data (KEEL ``.dat``, CSV/TSV, ...), the KEEL study.
+
+Each FILE is any source of :func:`gpuknn.datasets.load_table`: a KEEL ``.dat``, a
+delimited text file (delimiter, quoting and header detected; ``--target`` picks the class
+column by name or 0-based index, default the last), ``.npy``/``.npz``, an IDX directory, or
+a named set (``iris``, ``wine``, ``breast_cancer``, ``digits``, ``fashion-mnist``). A source
+with its own test split is pooled: this command makes its own split.
 
 For each file: a seeded stratified hold-out (default 70/30) or ``--cv K`` stratified folds,
 kNN with ``--k`` neighbours, then the positive-class counts (TP/FP/TN/FN, precision,
@@ -6,6 +12,10 @@ recall — the positive class is the first class of the file, as in the original
 macro precision/recall, accuracy and macro-F1. A table goes to stdout, or JSON with
 ``--json``. With ``--cv`` the counts are summed over the folds (every sample is tested
 once) and the ratios are the means of the per-fold ratios.
+
+Rows with missing or non-finite values (empty, ``?``, ``NA``, ``nan``, ``inf``) are an
+error naming the line and column, unless ``--drop-missing`` drops them (a line on stderr
+counts them; the JSON has ``n_dropped``).
 
 Errors (missing or malformed file, k too large, missing values without
 ``--drop-missing``) raise gpuknn errors: the message goes to stderr and the exit code is 2.
@@ -23,7 +33,7 @@ import numpy as np
 
 from .._backend import from_numpy, resolve_device, to_numpy
 from ..classifiers import KNeighborsClassifier
-from ..errors import DataNotFoundError, InvalidInputError
+from ..errors import InvalidInputError
 from ..metrics import accuracy_score, positive_class_report, precision_recall_fscore_support
 from ..model_selection import StratifiedKFold, train_test_split
 from ..ops.distance import METRICS
@@ -50,12 +60,17 @@ def _fraction(text: str) -> float:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate",
-        help="kNN hold-out / CV evaluation of KEEL .dat or CSV files",
+        help="kNN hold-out / CV evaluation of KEEL .dat, CSV and other tabular data",
         description="For each file: stratified hold-out (or --cv folds), kNN, and TP/FP/TN/FN, "
         "precision, recall of the positive class (the first class of the file), macro "
         "precision/recall, accuracy and macro-F1.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="KEEL .dat or CSV files")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="KEEL .dat, CSV/TSV/text, .npy, .npz, IDX directory, or a named set "
+                   "(iris, wine, breast_cancer, digits, fashion-mnist)")
+    p.add_argument("--target", default=None, metavar="COL",
+                   help="class column of a CSV (name, else 0-based index) or .npy (index); "
+                   "default the last column")
     p.add_argument("--k", type=_positive_int, default=5, help="number of neighbours (default 5)")
     p.add_argument("--holdout", type=_fraction, default=0.3, help="test fraction (default 0.3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
@@ -64,29 +79,25 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cv", type=_positive_int, default=None, metavar="K",
                    help="stratified K-fold CV instead of the hold-out (ratios averaged over folds, "
                    "counts summed)")
-    p.add_argument("--drop-missing", action="store_true", help="drop rows with missing ('?') values")
+    p.add_argument("--drop-missing", action="store_true",
+                   help="drop rows with missing or non-finite values ('', ?, NA, nan, inf)")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="cpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
 
-def _load(path: str, drop_missing: bool) -> Any:
-    if not Path(path).is_file():
-        raise DataNotFoundError(f"{path}: no such file")
-    from ..datasets import load_keel  # noqa: PLC0415 - only this sub-command needs it
+def _load(path: str, args: argparse.Namespace) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The source's table (own test split pooled), ``X`` in float64 and ``y``."""
+    from ..datasets import load_table  # noqa: PLC0415 - only this sub-command needs it
 
-    data = load_keel(path, drop_missing=drop_missing)
-    X = np.asarray(data.X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise InvalidInputError(f"{path}: no data rows")
-    bad = np.flatnonzero(~np.all(np.isfinite(X), axis=1))
-    if bad.size:
-        shown = ", ".join(str(int(r) + 1) for r in bad[:10]) + (" ..." if bad.size > 10 else "")
-        raise InvalidInputError(
-            f"{path}: {bad.size} data row(s) have missing values (data rows {shown}); "
-            "use --drop-missing to drop them"
-        )
-    return data, X
+    data = load_table(path, target=getattr(args, "target", None), drop_missing=args.drop_missing)
+    X, y = data.X, data.y
+    if data.X_test is not None:
+        X, y = np.concatenate([X, data.X_test]), np.concatenate([y, data.y_test])
+    if data.n_dropped:
+        print(f"gpuknn evaluate: {path}: dropped {data.n_dropped} row(s) with missing or "
+              f"non-finite values, {X.shape[0]} left", file=sys.stderr)
+    return data, X, y
 
 
 def _scores(y_true: np.ndarray, y_pred: np.ndarray, pos_label: Any) -> dict:
@@ -110,12 +121,11 @@ def _fit_predict(Xtr, ytr, Xte, args, xp) -> np.ndarray:
 
 def evaluate_file(path: str, args: argparse.Namespace, xp: Any) -> dict:
     """Scores of one file (see the module docstring) as a JSON-ready dict."""
-    data, X = _load(path, args.drop_missing)
-    y = np.asarray(data.y)
-    pos = data.classes[0]
-    out = {"file": path, "relation": getattr(data, "relation", None), "n_samples": int(X.shape[0]),
-           "n_features": int(X.shape[1]), "positive_class": str(pos), "k": args.k,
-           "metric": args.metric}
+    data, X, y = _load(path, args)
+    pos = data.class_order[0]
+    out = {"file": path, "source": data.source, "relation": data.name, "n_samples": int(X.shape[0]),
+           "n_dropped": int(data.n_dropped), "n_features": int(X.shape[1]),
+           "target": data.target_name, "positive_class": str(pos), "k": args.k, "metric": args.metric}
     if args.cv is None:
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.holdout,
                                               random_state=args.seed, stratify=y)

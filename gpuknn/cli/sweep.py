@@ -1,9 +1,9 @@
-"""``gpuknn sweep``: the Fashion-MNIST study end to end (CV over k and p, then the test set)."""
+"""``gpuknn sweep``: the kNN/PCA study end to end (CV over k and p, then the test set), on
+Fashion-MNIST or any data (:mod:`gpuknn.cli.sweep_data`)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -12,8 +12,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidInputError
+from .sweep_data import FASHION, add_data_arguments
+from .sweep_data import identity as _identity
+from .sweep_data import load as _load
 
 DEFAULT_OUT = "results/sweep"
+#: Exit code when results.json was written but some figure was not (see ``gpuknn --help``).
+EXIT_FIGURES = 4
 
 
 def parse_int_list(text: str) -> list[int]:
@@ -54,64 +59,113 @@ def _positive(text: str) -> int:
     return v
 
 
+def _folds(text: str) -> int:
+    v = _positive(text)
+    if v < 2:
+        raise argparse.ArgumentTypeError(f"cross-validation needs at least 2 folds, got {text!r}")
+    return v
+
+
+_METRICS = ("correlation", "cosine", "euclidean", "sqeuclidean")
+
+
+def parse_metrics(text: str) -> list[str]:
+    """``"correlation,euclidean"`` -> the metrics to search (CV chooses among them)."""
+    ms = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in ms if m not in _METRICS]
+    if not ms or bad:
+        raise argparse.ArgumentTypeError(
+            f"expected metrics among {', '.join(_METRICS)}, comma-separated, got {text!r}")
+    return list(dict.fromkeys(ms))
+
+
 def add_parser(sub) -> None:
-    from ..studies.fashion_sweep import DEFAULT_PS
+    from ..resampling import __all__ as samplers
+    from ..studies.knn_sweep import SCALES, SCORINGS
 
     p = sub.add_parser(
         "sweep",
-        help="Fashion-MNIST study: CV over k and PCA size, then the test set",
-        description="5-fold stratified CV over k (raw pixels) and over (k, p) with PCA fitted "
-        "per fold, choice of (k*, p*, weights*) by CV, one evaluation on the test set. "
-        "Writes results.json, journal.jsonl and PNG figures into --out.",
+        help="the kNN/PCA study on Fashion-MNIST or your data: CV over k and PCA size, then the test set",
+        description="Stratified CV over k (raw features) and over (k, p) with the scaling, the "
+        "resampling and the PCA fitted inside each fold, choice of (metric*, k*, p*, weights*) "
+        "by CV, one evaluation on the test set. "
+        "Writes results.json, journal.jsonl and PNG figures into --out. Every option and "
+        "the data are checked before --out is touched; --out is locked while the run lasts.",
+        allow_abbrev=False,
     )
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    p.add_argument("--metric", choices=["correlation", "cosine", "euclidean", "sqeuclidean"],
-                   default="correlation")
+    p.add_argument("--metric", type=parse_metrics, default=["correlation"],
+                   help="metric, or comma-separated metrics for CV to choose among "
+                   f"({', '.join(_METRICS)}; default correlation)")
+    p.add_argument("--scoring", choices=SCORINGS, default="accuracy",
+                   help="CV score that chooses the configuration (default accuracy)")
+    p.add_argument("--scale", choices=SCALES, default="none",
+                   help="feature scaling fitted on each training fold (default none)")
+    p.add_argument("--resample", default=None, metavar="SAMPLER",
+                   choices=[n for n in samplers if n[0].isupper() and n not in ("KNNScorer", "ResampledCVResult")],
+                   help="a gpuknn.resampling sampler applied to the training folds (imbalanced data), "
+                   "e.g. SMOTE, RandomUnderSampler, EditedNearestNeighbours")
     p.add_argument("--weights", choices=["both", "uniform", "distance"], default="both")
-    p.add_argument("--k", type=parse_int_list, default=list(range(1, 31)),
-                   help="k values of the (k, p) heatmap (default 1-30)")
-    p.add_argument("--k-raw", type=parse_int_list, default=list(range(1, 301)),
-                   help="k values of the raw-pixel sweep (default 1-300)")
-    p.add_argument("--p", type=parse_int_list, default=list(DEFAULT_PS),
-                   help="PCA sizes (default 1-15,20,25,30,40,50,60,70,80,100,115-715:100)")
-    p.add_argument("--folds", type=_positive, default=5)
+    p.add_argument("--k", type=parse_int_list, default=None,
+                   help="k values of the (k, p) heatmap (default 1-30, at most the fold size)")
+    p.add_argument("--k-raw", type=parse_int_list, default=None,
+                   help="k values of the raw-feature sweep (Fashion-MNIST: 1-300; else 1-100)")
+    p.add_argument("--p", type=parse_int_list, default=None,
+                   help="PCA sizes (Fashion-MNIST: 1-15,20,25,30,40,50,60,70,80,100,115-715:100; "
+                   "else 1-15 then about 20 values up to the number of features)")
+    p.add_argument("--folds", type=_folds, default=5, help="CV folds, at least 2 (default 5)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--subset", type=_positive, default=None,
-                   help="use a stratified subset of N training images (quick run)")
-    p.add_argument("--synthetic", type=_positive, default=None, metavar="N",
-                   help="use N synthetic Fashion-MNIST-like images instead of the real data")
-    p.add_argument("--data-dir", default=None, help="directory with the Fashion-MNIST IDX files")
-    p.add_argument("--skip-raw", action="store_true", help="skip the raw-pixel k sweep")
+    add_data_arguments(p)
+    p.add_argument("--skip-raw", action="store_true", help="skip the raw-feature k sweep")
     p.add_argument("--working-memory", type=_positive, default=None, metavar="MIB",
                    help="tile budget in MiB (default: 256 MiB on CPU, half the free GPU memory)")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    p.add_argument("--resume", action="store_true", help="reuse finished parts of DIR/journal.jsonl")
+    p.add_argument("--resume", action="store_true", help="reuse finished parts of DIR/journal.jsonl (refused for other data or "
+                   "settings); without it an existing journal is kept as journal.jsonl.N")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
 
-def _load(args, xp):
-    from .. import datasets
-    from .._backend import from_numpy, to_numpy
-    from ..model_selection.splitters import train_test_split
+# Settings recorded in the journal that do not change any result: not compared on --resume.
+IGNORED_ON_RESUME = ("working_memory", "device", "quiet")
 
-    if args.synthetic:
-        n_test = max(10, args.synthetic // 7)
-        Xtr, ytr, Xte, yte = datasets.make_fashion_mnist_like(
-            args.synthetic - n_test, n_test, random_state=args.seed, dtype=args.dtype)
-        names = [f"class {c}" for c in range(10)]
-        source = f"synthetic ({args.synthetic} images)"
+
+def _grids(args, Xtr) -> dict:
+    """The k and p grids: as given, else Fashion-MNIST's (for its images) or fitted to the
+    data's shape (:func:`gpuknn.studies.knn_sweep.default_grids`)."""
+    from ..studies.knn_sweep import FASHION_PS, default_grids
+
+    if args.synthetic or args.data.lower().replace("_", "-") == FASHION:
+        auto = {"ks": list(range(1, 31)), "ks_raw": list(range(1, 301)), "ps": list(FASHION_PS)}
     else:
-        Xtr, ytr, Xte, yte = datasets.load_fashion_mnist(data_dir=args.data_dir, dtype=args.dtype)
-        names = list(datasets.FASHION_MNIST_CLASSES)
-        source = "Fashion-MNIST"
-    if args.subset and args.subset < Xtr.shape[0]:
-        Xtr, _, ytr, _ = train_test_split(Xtr, ytr, train_size=args.subset, random_state=args.seed,
-                                          stratify=ytr)
-        source += f", training subset of {args.subset}"
-    Xtr, Xte = (np.asarray(to_numpy(a), dtype=args.dtype) for a in (Xtr, Xte))
-    return from_numpy(Xtr, xp), ytr, from_numpy(Xte, xp), yte, names, source
+        auto = default_grids(int(Xtr.shape[0]), int(Xtr.shape[1]), folds=args.folds)
+    given = {"ks": args.k, "ks_raw": args.k_raw, "ps": args.p}
+    return {name: auto[name] if given[name] is None else given[name] for name in auto}
+
+
+def _validate(config, Xtr, ytr) -> None:
+    """Every check of :func:`run_sweep` on the settings, done before --out is touched."""
+    from ..model_selection.splitters import StratifiedKFold
+    from ..studies.knn_sweep import check_config
+
+    check_config(config)  # the study's own option checks
+    n_features = Xtr.shape[1]
+    if max(config.ps) > n_features:
+        raise InvalidInputError(f"--p values must be at most the {n_features} features, got {max(config.ps)}")
+    _, y = np.unique(ytr, return_inverse=True)
+    folds = list(StratifiedKFold(config.folds, shuffle=True, random_state=config.seed).split(y, y))
+    min_train = min(tr.size for tr, _ in folds)
+    grids = [("--k", config.ks, min_train), ("--p", config.ps, min(n_features, min_train))]
+    if not config.skip_raw:
+        grids.insert(0, ("--k-raw", config.ks_raw, min_train))
+    for option, values, upper in grids:
+        if max(values) > upper:
+            raise InvalidInputError(
+                f"{option} values must be at most {upper} (the smallest training part of "
+                f"{config.folds} folds of {Xtr.shape[0]} rows"
+                + (f", and the {n_features} features" if option == "--p" else "")
+                + f"), got {max(values)}")
 
 
 class _Progress:
@@ -146,53 +200,74 @@ class _Progress:
 
 def run(args) -> int:
     from .. import __version__
-    from .._backend import resolve_device
-    from ..model_selection.journal import Journal
-    from ..studies.fashion_sweep import SweepConfig, config_dict, run_sweep
+    from .._backend import from_numpy, resolve_device
+    from ..studies.knn_sweep import SweepConfig, config_dict, run_sweep
+    from .rundir import RunDirectory, describe_failures
 
     t_start = time.perf_counter()
+    # 1. everything is checked before --out is touched: the directory, the options, the data
+    rundir = RunDirectory(args.out, resume=args.resume)
+    rundir.check()
     xp = resolve_device(args.device)
     device = "gpu (cupy)" if "cupy" in xp.__name__ else "cpu (numpy)"
     t0 = time.perf_counter()
-    Xtr, ytr, Xte, yte, names, source = _load(args, xp)
+    Xtr, ytr, Xte, yte, names, source = _load(args)
+    identity = _identity(source, {"X_train": Xtr, "y_train": ytr, "X_test": Xte, "y_test": yte})
     t_load = time.perf_counter() - t0
     weights = ["uniform", "distance"] if args.weights == "both" else [args.weights]
-    if max(args.p) > Xtr.shape[1]:
-        raise InvalidInputError(f"--p values must be at most the {Xtr.shape[1]} features, got {max(args.p)}")
-    config = SweepConfig(metric=args.metric, ks_raw=args.k_raw, ks=args.k, ps=args.p,
+    grids = _grids(args, Xtr)
+    config = SweepConfig(metric=args.metric if len(args.metric) > 1 else args.metric[0],
+                         ks_raw=grids["ks_raw"], ks=grids["ks"], ps=grids["ps"],
                          weights=weights, folds=args.folds, seed=args.seed,
                          working_memory=None if args.working_memory is None else args.working_memory << 20,
-                         skip_raw=args.skip_raw)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    settings = {**config_dict(config), "data": source, "dtype": args.dtype,
+                         skip_raw=args.skip_raw, scoring=args.scoring, scale=args.scale,
+                         resample=args.resample)
+    _validate(config, Xtr, ytr)
+    settings = {**config_dict(config), "dtype": args.dtype, "device": args.device,
                 "n_train": int(Xtr.shape[0]), "n_test": int(Xte.shape[0])}
-    journal = Journal(out / "journal.jsonl", settings, resume=args.resume)
-    progress = _Progress(args.quiet)
-    t0 = time.perf_counter()
-    try:
-        res = run_sweep(Xtr, ytr, Xte, yte, config, journal=journal, callback=progress)
-    finally:
-        progress.close()
-    t_study = time.perf_counter() - t0
-    res["class_names"] = names
-    res["settings"] = settings
-    res["device"] = device
-    res["versions"] = _versions(__version__)
-    res["seconds_load"] = t_load
-    res["seconds_study"] = t_study
-    res["seconds_total"] = time.perf_counter() - t_start
-    _figures(res, out)
-    (out / "results.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
-    print(f"data: {source}; device: {device}; metric: {args.metric}")
+    Xtr, Xte = from_numpy(Xtr, xp), from_numpy(Xte, xp)
+
+    # 2. the run: DIR created and locked, journal opened (an old one moved aside), study
+    out = rundir.path
+    with rundir:
+        journal = rundir.open_journal(settings, identity, ignore=IGNORED_ON_RESUME)
+        progress = _Progress(args.quiet)
+        t0 = time.perf_counter()
+        try:
+            res = run_sweep(Xtr, ytr, Xte, yte, config, journal=journal, callback=progress)
+        finally:
+            progress.close()
+        t_study = time.perf_counter() - t0
+        res["class_names"] = names
+        res["settings"] = settings
+        res["data"] = identity
+        res["device"] = device
+        res["versions"] = _versions(__version__)
+        res["seconds_load"] = t_load
+        res["seconds_study"] = t_study
+        res["seconds_total"] = time.perf_counter() - t_start
+        # 3. results first (atomically), then the figures: a figure failure loses no result
+        rundir.write_json_atomic("results.json", res)
+        failed = rundir.save_figures(_figures(res))
+
+    if journal.moved_to is not None:
+        print(f"previous journal kept as {journal.moved_to}")
+    score = args.scoring.replace("_", " ")
+    print(f"data: {source}; device: {device}; metric: {','.join(args.metric)}")
     if "raw" in res:
         for w in weights:
             m = np.asarray(res["raw"][w]["mean"])
-            print(f"raw pixels, {w:8s} votes: best CV accuracy {m.max():.4f} at k={res['raw']['ks'][int(m.argmax())]}")
-    print(f"chosen by CV: k*={res['k_best']}, p*={res['p_best']}, weights*={res['weights_best']} "
-          f"(CV accuracy {res['cv_accuracy_best']:.4f})")
-    print(f"test set: accuracy {res['test_accuracy']:.4f}, macro-F1 {res['test_macro_f1']:.4f}")
+            print(f"raw features ({res['metric_best']}), {w:8s} votes: best CV {score} {m.max():.4f} "
+                  f"at k={res['raw']['ks'][int(m.argmax())]}")
+    print(f"chosen by CV: metric*={res['metric_best']}, k*={res['k_best']}, p*={res['p_best']}, "
+          f"weights*={res['weights_best']} (CV {score} {res['cv_score_best']:.4f})")
+    print(f"test set: accuracy {res['test_accuracy']:.4f}, macro-F1 {res['test_macro_f1']:.4f}, "
+          f"balanced accuracy {res['test_balanced_accuracy']:.4f}")
     print(f"time: {res['seconds_total']:.1f} s total ({t_load:.1f} s loading data); results in {out}/")
+    if failed:
+        print(f"gpuknn sweep: error: {len(failed)} figure(s) not written: {describe_failures(failed)}; "
+              f"the results are in {out / 'results.json'}", file=sys.stderr)
+        return EXIT_FIGURES
     return 0
 
 
@@ -211,22 +286,23 @@ def _versions(own: str) -> dict:
     return v
 
 
-def _figures(res: dict, out: Path) -> None:
+def _figures(res: dict) -> dict:
+    """File name -> function drawing that figure (drawn one by one by ``save_figures``)."""
     from ..plots import pca as pca_plots
     from ..plots import sweep as sweep_plots
 
     figs = {}
     if "raw" in res:
-        figs["accuracy_vs_k.png"] = sweep_plots.plot_accuracy_vs_k(res["raw"])
-    ratio = np.asarray(res["variance"]["explained_variance_ratio"])
-    figs["variance_cumulative.png"] = pca_plots.plot_cumulative_variance(ratio)
-    figs["variance_components.png"] = pca_plots.plot_component_variance(
+        figs["accuracy_vs_k.png"] = lambda: sweep_plots.plot_accuracy_vs_k(
+            res["raw"], scoring=res.get("scoring", "accuracy"))
+    figs["variance_cumulative.png"] = lambda: pca_plots.plot_cumulative_variance(
+        np.asarray(res["variance"]["explained_variance_ratio"]))
+    figs["variance_components.png"] = lambda: pca_plots.plot_component_variance(
         np.asarray(res["variance"]["explained_variance"]))
     for w in res["heatmap"]["weights"]:
-        figs[f"heatmap_{w}.png"] = sweep_plots.plot_heatmap(res["heatmap"], w)
+        figs[f"heatmap_{w}.png"] = lambda w=w: sweep_plots.plot_heatmap(res["heatmap"], w)
     b = res["best"]
-    figs["confusion_matrix.png"] = sweep_plots.plot_confusion_matrix(
+    figs["confusion_matrix.png"] = lambda: sweep_plots.plot_confusion_matrix(
         res["test"]["confusion_matrix"], res["class_names"],
         title=f"Test set, k={b['k']}, p={b['p']}, {b['weights']} (accuracy {res['test_accuracy']:.4f})")
-    for name, fig in figs.items():
-        fig.savefig(out / name, dpi=110)
+    return figs

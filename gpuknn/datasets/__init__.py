@@ -1,5 +1,8 @@
 """Data loaders: Fashion-MNIST (IDX), KEEL/CSV files, opt-in download, synthetic sets.
 
+:func:`load_dataset` is the one entry point for any classification source (named sets,
+CSV/TSV, ``.npy``/``.npz``, KEEL, IDX directories) with its test part, as a :class:`Dataset`.
+
 Loaders read on the host with NumPy and return arrays in the namespace ``xp`` asked for
 (``None`` = NumPy). Missing data raises :class:`~gpuknn.errors.DataNotFoundError` (with the
 paths tried and how to get it); damaged data raises :class:`~gpuknn.errors.CorruptDataError`
@@ -8,6 +11,7 @@ naming the file and what is wrong. Nothing is downloaded unless a caller asks.
 
 from __future__ import annotations
 
+from .delimited import MISSING_VALUES, DelimitedData, read_delimited
 from .download import (
     FASHION_MNIST_FILES,
     FASHION_MNIST_MD5,
@@ -27,8 +31,18 @@ from .fashion_mnist import (
 from .idx import read_idx, write_idx
 from .keel import MISSING_TOKENS, KeelData, load_keel
 from .synthetic import make_classification_images, make_fashion_mnist_like, make_gaussian_classes
+from .tabular import BUNDLED_DATASETS, Dataset, Table, dataset_sha256, load_dataset, load_table
 
 __all__ = [
+    "BUNDLED_DATASETS",
+    "Dataset",
+    "DelimitedData",
+    "MISSING_VALUES",
+    "Table",
+    "dataset_sha256",
+    "load_dataset",
+    "load_table",
+    "read_delimited",
     "FASHION_MNIST_CLASSES",
     "FASHION_MNIST_FILES",
     "FASHION_MNIST_MD5",

@@ -70,19 +70,67 @@ def _check_lengths(a: Any, b: Any, names: tuple[str, str] = ("y_true", "y_pred")
         raise InvalidInputError(f"{names[0]} and {names[1]} are empty")
 
 
-def _check_finite_labels(y: Any, xp: Any, name: str) -> None:
-    if xp.isdtype(y.dtype, "real floating") and not bool(xp.all(xp.isfinite(y))):
+_MIX = "Mix of label input types (string and number)"
+
+
+def _host_kind(y: Any) -> str:
+    """``"string"``, ``"number"`` or ``"mixed"`` for host labels (NumPy arrays, lists),
+    ``"number"`` for arrays of any other namespace (they hold numbers only)."""
+    if isinstance(y, (list, tuple)):
+        try:
+            y = np.asarray(y)
+        except ValueError:  # ragged
+            y = np.asarray(y, dtype=object)
+    if not isinstance(y, np.ndarray):
+        return "number"
+    if y.dtype.kind in "USa":
+        return "string"
+    if y.dtype.kind == "O":
+        is_str = {isinstance(v, (str, bytes)) for v in y.ravel().tolist()}
+        return "mixed" if len(is_str) > 1 else ("string" if True in is_str else "number")
+    return "number"
+
+
+def _check_label_types(*ys: Any) -> None:
+    """scikit-learn's ``unique_labels`` rule: string and number labels are never mixed
+    (NumPy would silently turn the numbers into strings, which then match nothing)."""
+    kinds = {_host_kind(y) for y in ys if y is not None}
+    if "mixed" in kinds or {"string", "number"} <= kinds:
+        raise InvalidInputError(_MIX)
+
+
+def _check_finite_labels(y: Any, xp: Any, name: str, discrete: bool = False) -> None:
+    """NaN/infinity in float labels raise; with ``discrete`` so do non-integer values
+    (continuous targets, which classification scores cannot handle). One reduction."""
+    if not xp.isdtype(y.dtype, "real floating") or y.shape[0] == 0:
+        return
+    ok = xp.isfinite(y)
+    if discrete:
+        ok = ok & (y == xp.floor(xp.where(ok, y, xp.zeros_like(y))))
+    if bool(xp.all(ok)):
+        return
+    if not bool(xp.all(xp.isfinite(y))):
         raise InvalidInputError(f"{name} contains NaN or infinity")
+    bad = to_numpy(xp.nonzero(~ok)[0])
+    first = float(to_numpy(y[int(bad[0]) : int(bad[0]) + 1])[0])
+    raise InvalidInputError(
+        f"Classification metrics can't handle continuous targets: {name} has non-integer "
+        f"values at {bad.size} position(s), e.g. {name}[{int(bad[0])}] = {first!r}; give "
+        "class labels (integers, strings, or floats with integer values)")
 
 
-def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = ()) -> tuple[Any, Any, list]:
+def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = (),
+            discrete: bool = False) -> tuple[Any, Any, list]:
     """Encode label vectors to class indices ``0..C-1``.
 
     Returns ``(xp, classes, codes)``: ``classes`` the sorted union (or ``labels`` in the
     given order) and one int64 code vector per input; values not in ``labels`` get ``-1``.
     Non-numeric host labels are encoded with NumPy; numeric ones stay in their namespace.
+    String and number labels together raise (``"Mix of label input types"``), NaN labels
+    too, and with ``discrete`` (the classification scores) non-integer float labels.
     """
     names = names or tuple(f"y{i}" for i in range(len(ys)))
+    _check_label_types(*ys, labels)
     if any(_is_host_nonnumeric(y) for y in ys) or (labels is not None and _is_host_nonnumeric(labels)):
         arrs = [np.asarray(to_numpy(y)) for y in ys]
         for a, nm in zip(arrs, names):
@@ -98,13 +146,13 @@ def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = ()) -> tuple[
                 idx = sorter[pos]
                 codes.append(np.where(classes[idx] == a, idx, -1).astype(np.int64))
         except TypeError as exc:
-            raise InvalidInputError(f"labels of mixed, unorderable types: {exc}") from None
+            raise InvalidInputError(f"{_MIX}: labels of unorderable types ({exc})") from None
         return _npx, classes, codes
     xp = array_namespace(*ys)
     dev = _common_device(ys)
     ys = [_as_1d(y, xp, nm, dev) for y, nm in zip(ys, names)]
     for y, nm in zip(ys, names):
-        _check_finite_labels(y, xp, nm)
+        _check_finite_labels(y, xp, nm, discrete)
     sizes = [int(y.shape[0]) for y in ys]
     if labels is None:
         classes, inv = xp.unique_inverse(xp.concat(ys))
@@ -183,6 +231,7 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
     >>> accuracy_score(np.array([0, 1, 1]), np.array([0, 1, 0]))
     0.6666666666666666
     """
+    _check_label_types(y_true, y_pred)
     if _is_host_nonnumeric(y_true) or _is_host_nonnumeric(y_pred):
         yt, yp = np.asarray(to_numpy(y_true)), np.asarray(to_numpy(y_pred))
         xp = _npx
@@ -193,6 +242,9 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
         yp = from_numpy(np.asarray(y_pred), xp, device=dev) if isinstance(y_pred, (list, tuple)) else y_pred
     if yt.ndim != 1 or yp.ndim not in (1, 2):
         raise InvalidInputError(f"y_true must be 1-D and y_pred 1-D or 2-D, got {yt.shape} and {yp.shape}")
+    if xp is not _npx or yt.dtype.kind in "biuf":
+        _check_finite_labels(yt, xp, "y_true", True)
+        _check_finite_labels(xp.reshape(yp, (-1,)), xp, "y_pred", True)
     _check_lengths(yt, yp.T if yp.ndim == 2 else yp)
     correct = yp == (yt[None, :] if yp.ndim == 2 else yt)
     n_ok = xp.sum(xp.astype(correct, xp.int64), axis=-1)
@@ -227,7 +279,7 @@ def confusion_matrix(y_true: Any, y_pred: Any, *, labels: Any = None, normalize:
     >>> confusion_matrix(np.array([0, 1, 1]), np.array([0, 1, 0])).tolist()
     [[1, 0], [1, 1]]
     """
-    xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"))
+    xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"), discrete=True)
     _check_lengths(t, p)
     C = int(classes.shape[0])
     cm = _counts2d(t, p, C, C, xp)
@@ -245,9 +297,11 @@ def confusion_matrix(y_true: Any, y_pred: Any, *, labels: Any = None, normalize:
     return _divide(cmf, den, 0.0, xp, "normalised confusion matrix")
 
 
-def _per_class_counts(y_true: Any, y_pred: Any, labels: Any) -> tuple[Any, Any, Any, Any, Any]:
-    """(xp, classes, tp, n_pred, n_true) per class as float64 arrays."""
-    xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"))
+def _per_class_counts(y_true: Any, y_pred: Any, labels: Any,
+                      discrete: bool = False) -> tuple[Any, Any, Any, Any, Any]:
+    """(xp, classes, tp, n_pred, n_true) per class as float64 arrays (``discrete``: refuse
+    non-integer float labels, as the scores of this module do)."""
+    xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"), discrete=discrete)
     _check_lengths(t, p)
     C = int(classes.shape[0])
     hit = xp.where(t == p, t, xp.full_like(t, -1))
@@ -314,7 +368,7 @@ def precision_recall_fscore_support(
         raise InvalidInputError(f"average must be None, 'binary', 'micro', 'macro' or 'weighted', got {average!r}")
     if beta < 0:
         raise InvalidInputError(f"beta must be >= 0, got {beta}")
-    xp, classes, tp, n_pred, n_true = _per_class_counts(y_true, y_pred, labels)
+    xp, classes, tp, n_pred, n_true = _per_class_counts(y_true, y_pred, labels, discrete=True)
     if average == "binary":
         present = (n_pred + n_true) > 0
         i = _binary_index(xp, classes, pos_label, present)
@@ -383,7 +437,7 @@ def balanced_accuracy_score(y_true: Any, y_pred: Any, *, adjusted: bool = False)
     >>> balanced_accuracy_score(np.array([0, 0, 0, 1]), np.array([0, 0, 0, 0]))
     0.5
     """
-    xp, _, tp, _, n_true = _per_class_counts(y_true, y_pred, None)
+    xp, _, tp, _, n_true = _per_class_counts(y_true, y_pred, None, discrete=True)
     present = n_true > 0
     C = int(xp.sum(xp.astype(present, xp.int64)))
     rec = tp / xp.where(present, n_true, xp.ones_like(n_true))
@@ -413,19 +467,39 @@ def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_divi
     >>> (r["tp"], r["fp"], r["tn"], r["fn"], r["precision"])
     (1, 1, 1, 1, 0.5)
     """
+    _check_label_types(y_true, y_pred)
     if _is_host_nonnumeric(y_true) or _is_host_nonnumeric(y_pred):
         xp = _npx
         yt, yp = np.asarray(to_numpy(y_true)), np.asarray(to_numpy(y_pred))
+        strings = True
     else:
         xp = array_namespace(y_true, y_pred)
-        yt, yp = _as_1d(y_true, xp, "y_true"), _as_1d(y_pred, xp, "y_pred")
+        dev = _common_device([y_true, y_pred])
+        yt, yp = _as_1d(y_true, xp, "y_true", dev), _as_1d(y_pred, xp, "y_pred", dev)
+        strings = False
+    if yt.ndim != 1 or yp.ndim != 1:
+        raise InvalidInputError(f"y_true and y_pred must be 1-D, got shapes {yt.shape} and {yp.shape}")
     _check_lengths(yt, yp)
+    if not strings:
+        _check_finite_labels(yt, xp, "y_true", True)
+        _check_finite_labels(yp, xp, "y_pred", True)
     if isinstance(pos_label, np.generic):
         pos_label = pos_label.item()  # strict namespaces accept Python scalars only
-    t, p = yt == pos_label, yp == pos_label
-    tp = int(xp.sum(xp.astype(t & p, xp.int64)))
-    fp = int(xp.sum(xp.astype(~t & p, xp.int64)))
-    fn = int(xp.sum(xp.astype(t & ~p, xp.int64)))
+    comparable = isinstance(pos_label, (str, bytes)) == strings and (
+        strings or (isinstance(pos_label, (int, float)) and not (isinstance(pos_label, float) and math.isnan(pos_label))))
+    if comparable:
+        t, p = yt == pos_label, yp == pos_label
+        tp = int(xp.sum(xp.astype(t & p, xp.int64)))
+        fp = int(xp.sum(xp.astype(~t & p, xp.int64)))
+        fn = int(xp.sum(xp.astype(t & ~p, xp.int64)))
+    else:
+        tp = fp = fn = 0
+    if tp + fp + fn == 0:  # pos_label in neither vector: refused where 2 classes show (sklearn)
+        present = np.unique(np.concatenate([np.asarray(to_numpy(yt)).ravel(), np.asarray(to_numpy(yp)).ravel()]))
+        if present.size >= 2:
+            raise InvalidInputError(
+                f"pos_label={pos_label!r} is not a valid label: it occurs in neither y_true nor "
+                f"y_pred; labels present: {present.tolist()}")
     tn = int(yt.shape[0]) - tp - fp - fn
     zd = 0.0 if zero_division == "warn" else float(zero_division)
 

@@ -27,6 +27,7 @@ from .._backend import array_namespace, check_int, default_working_memory, from_
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
 from .classification import _device
+from ..neighbors import _check_magnitude
 from ..ops.distance import _unit_rows
 from .internal import _distance_blocks, _label_codes, _prepare
 
@@ -52,6 +53,8 @@ def _validated(X: Any, labels: Any, metric: str) -> tuple[Any, Any, Any, int]:
         raise InvalidInputError(f"metric must be one of {_METRICS}, got {metric!r}")
     X, xp = _prepare(X, metric)
     n = int(X.shape[0])
+    if metric != "precomputed":
+        _check_magnitude(None, X, xp, names=("X", "X"))  # squares that overflow: no distances
     if metric == "precomputed":
         diag = xp.take(xp.reshape(X, (-1,)), xp.arange(0, n * n, n + 1, device=_device(X)))
         atol = 100 * float(xp.finfo(X.dtype).eps)

@@ -22,7 +22,7 @@ from ..neighbors import search
 from ..ops.exact import distance_interval, keys_to_distances
 from ..ops.gram import prefix_reference
 from .psweep import prefix_refine
-from .sweep import check_grid, neighbors_for_p_sweep, score_many_k
+from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_many_k
 
 __all__ = ["SweepTable", "cross_validate_k", "cross_validate_kp", "fold_k_scores", "fold_kp_scores"]
 
@@ -144,6 +144,14 @@ def check_folds(cv: Any, X: Any, y_codes: np.ndarray) -> list[tuple[np.ndarray, 
     return folds
 
 
+def _options(weights: Any, scoring: Any) -> tuple[list, Any, list]:
+    """``weights`` and ``scoring`` as lists (one name is a list of one), and the scorer names."""
+    weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
+    if not isinstance(scoring, dict):
+        scoring = check_names(scoring, name="scoring")
+    return weights, scoring, list(scoring)
+
+
 def _rows(scores: dict, ks, fold: int, extra: dict) -> list[dict]:
     return [{"fold": fold, **extra, "weights": w, "k": k,
              **{name: float(v[j]) for name, v in per.items()}}
@@ -185,8 +193,8 @@ def cross_validate_k(X: Any, y: Any, ks: Sequence[int], *, cv: Any = None, metri
     [0.95, 0.9]
     """
     xp, X, y_dev, n_classes, folds = _prepare(X, y, cv)
-    ks = check_grid(ks, name="k", upper=min(tr.size for tr, _ in folds))
-    names = list(scoring) if not isinstance(scoring, dict) else list(scoring)
+    ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
+    weights, scoring, names = _options(weights, scoring)
     rows = []
     for f, (tr, te) in enumerate(folds):
         sc = fold_k_scores(take_rows(X, tr), take_rows(y_dev, tr), take_rows(X, te), take_rows(y_dev, te),
@@ -211,9 +219,9 @@ def cross_validate_kp(X: Any, y: Any, ks: Sequence[int], ps: Sequence[int], *, c
     from ..decomposition import PCA  # noqa: PLC0415 - PCA sits beside the engine
 
     xp, X, y_dev, n_classes, folds = _prepare(X, y, cv)
-    ks = check_grid(ks, name="k", upper=min(tr.size for tr, _ in folds))
-    ps = check_grid(ps, name="p", upper=min(X.shape[1], min(tr.size for tr, _ in folds)))
-    names = list(scoring) if not isinstance(scoring, dict) else list(scoring)
+    ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
+    ps = check_grid(ps, name="p", argument="ps", upper=min(X.shape[1], min(tr.size for tr, _ in folds)))
+    weights, scoring, names = _options(weights, scoring)
     rows = []
     for f, (tr, te) in enumerate(folds):
         Xtr, Xte = take_rows(X, tr), take_rows(X, te)

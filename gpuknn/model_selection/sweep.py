@@ -21,8 +21,8 @@ from .._delegation import bincount
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score
 from ..neighbors import kneighbors
-from .psweep import check_grid, neighbors_for_p_sweep
-from ..votes import votes_for_many_k
+from .psweep import neighbors_for_p_sweep
+from ..votes import check_k_values, votes_for_many_k
 
 __all__ = [
     "neighbors_for_k_sweep",
@@ -63,6 +63,38 @@ def _macro_f1(y_true: Any, pred: Any, n_classes: int) -> np.ndarray:
 SCORERS: dict[str, Callable[..., np.ndarray]] = {"accuracy": _accuracy, "macro_f1": _macro_f1}
 
 
+def check_grid(values: Sequence[int], *, name: str, upper: int, argument: str | None = None) -> list[int]:
+    """Sorted unique ints in [1, upper]; a clear error otherwise.
+
+    Every value must be an integer (``2.999`` or ``2.0`` would silently become another k,
+    ``True`` is no count): :class:`InvalidInputError` names ``name`` and the bad value. One
+    integer is a grid of one. ``argument``: the caller's argument name (default ``name``).
+    """
+    argument = argument or name
+    vals = sorted(set(check_k_values(values, name=argument, low=None)))
+    if vals[0] < 1 or vals[-1] > upper:
+        raise InvalidInputError(f"{name} values in {argument} must be in [1, {upper}], got {vals}")
+    return vals
+
+
+def check_names(value: Any, *, name: str, allowed: Sequence[str] | None = None) -> list:
+    """A list of option names from one name (``"distance"``, not its characters) or a
+    sequence of names; anything else raises :class:`InvalidInputError` naming ``name``."""
+    if isinstance(value, str):
+        items = [value]
+    elif isinstance(value, dict) or not hasattr(value, "__iter__"):
+        raise InvalidInputError(f"{name} must be a name or a sequence of names, got {value!r}")
+    else:
+        items = list(value)
+    if not items:
+        raise InvalidInputError(f"{name} is empty")
+    for it in items:
+        if not isinstance(it, str) or (allowed is not None and it not in allowed):
+            want = f"one of {list(allowed)}" if allowed is not None else "a name"
+            raise InvalidInputError(f"{name} entries must be {want}, got {it!r} in {value!r}")
+    return items
+
+
 def score_many_k(
     neighbor_labels: Any,
     distances: Any,
@@ -87,7 +119,11 @@ def score_many_k(
 
     Returns ``{weights: {scorer: array of shape (len(ks),)}}`` on the host.
     Vote ties go to the lowest class index (see :func:`gpuknn.votes_for_many_k`).
+    ``weights`` and ``scoring`` may be one name (``"distance"``) or a sequence of them.
     """
+    weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
+    if not isinstance(scoring, dict):
+        scoring = check_names(scoring, name="scoring")
     out: dict[str, dict[str, np.ndarray]] = {}
     for w in weights:
         extra = {"distances": distances, "bounds": bounds, "refine": refine} if w == "distance" else {}

@@ -24,6 +24,8 @@ pass over the tile is needed before selection.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -150,6 +152,15 @@ def validate_pair(
     if Q.dtype != R.dtype:
         common = xp.result_type(Q.dtype, R.dtype)
         Q, R = xp.astype(Q, common), xp.astype(R, common)
+    if check_finite:  # finite values whose squared norms overflow give inf distances: refused
+        for name, a in zip(names, (Q, R)):
+            top = max(float(xp.max(a)), -float(xp.min(a)))
+            limit = (float(xp.finfo(a.dtype).max) / (4 * (a.shape[1] + 1))) ** 0.5
+            if top > limit:
+                raise InvalidInputError(
+                    f"{name} holds values up to {top:.3g}; {a.dtype} squared norms of "
+                    f"{a.shape[1]} features overflow beyond {limit:.3g}: rescale the data"
+                )
     return Q, R, xp
 
 
@@ -199,6 +210,11 @@ def pairwise_distances_chunked(
     """
     check_metric(metric)
     X, Yv, xp = validate_pair(X, X if Y is None else Y, names=("X", "Y"))
+    if working_memory is not None and (
+        isinstance(working_memory, bool) or not isinstance(working_memory, (int, float))
+        or not (math.isfinite(working_memory) and working_memory > 0)
+    ):
+        raise InvalidInputError(f"working_memory must be a positive number of bytes, got {working_memory!r}")
     rp = prepare_rows(Yv, metric, role="reference")
     if working_memory is None:
         working_memory = default_working_memory(xp)

@@ -60,10 +60,17 @@ def resolve_algorithm(algorithm: str, xp: Any, metric: str, n_features: int) -> 
     return "brute"
 
 
-def build_tree(R: Any) -> Any:
-    """A ``scipy.spatial.cKDTree`` over the rows of R (host float64 copy)."""
+def build_tree(R: Any, *, name: str = "R") -> Any:
+    """A ``scipy.spatial.cKDTree`` over the rows of R (host float64 copy).
+
+    Values whose squares overflow are refused (naming ``name``), as the brute engine does.
+    """
     from scipy.spatial import cKDTree  # noqa: PLC0415 - scipy import is slow, only when used
 
+    from .._backend import array_namespace  # noqa: PLC0415
+    from ..neighbors import _check_magnitude  # noqa: PLC0415 - neighbors imports ops
+
+    _check_magnitude(None, R, array_namespace(R), names=(name, name))
     return cKDTree(np.asarray(to_numpy(R), dtype=np.float64))
 
 
@@ -139,21 +146,25 @@ def kdtree_kneighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", tree
 
 
 def neighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", algorithm: str = "auto",
-              working_memory: int | None = None, tree: Any = None) -> Any:
+              working_memory: int | None = None, tree: Any = None,
+              names: tuple[str, str] = ("Q", "R")) -> Any:
     """k nearest references by the chosen algorithm: a :class:`gpuknn.neighbors.Neighbors`.
 
     ``algorithm`` is resolved with :func:`resolve_algorithm`; ``"brute"`` calls
     :func:`gpuknn.neighbors.search` (R an array or a ``PreparedReference``). Ties -> lower
-    reference index either way, and the same distances. Inputs must already be validated.
+    reference index either way, and the same distances. Inputs must already be validated;
+    values whose squares overflow are refused on both paths, naming ``names`` (the caller's
+    argument names).
     """
     from .._backend import array_namespace  # noqa: PLC0415
-    from ..neighbors import Neighbors, PreparedReference, search  # noqa: PLC0415 - neighbors imports ops
+    from ..neighbors import Neighbors, PreparedReference, _check_magnitude, search  # noqa: PLC0415
 
     data = R.data if isinstance(R, PreparedReference) else R
     xp = array_namespace(Q, data)
     algo = resolve_algorithm(algorithm, xp, metric, int(data.shape[1]))
     if algo == "brute":
-        return search(Q, R, k, metric=metric, working_memory=working_memory)
+        return search(Q, R, k, metric=metric, working_memory=working_memory, names=names)
+    _check_magnitude(Q, data, xp, names=names)  # cKDTree would return garbage indices
     sq, i = kdtree_kneighbors(Q, data, k, metric=metric, tree=tree, squared=True)
     keys = -sq
     dist = np.sqrt(sq) if metric == "euclidean" else sq

@@ -10,14 +10,16 @@ from matplotlib.figure import Figure
 __all__ = ["plot_accuracy_vs_k", "plot_heatmap", "plot_confusion_matrix"]
 
 
-def plot_accuracy_vs_k(raw: dict, *, title: str | None = None) -> Figure:
-    """Mean CV accuracy vs k per weighting, with the fold spread (min-max band, ±1 std)."""
+def plot_accuracy_vs_k(raw: dict, *, title: str | None = None, scoring: str = "accuracy") -> Figure:
+    """Mean CV score (``scoring``: its name on the axis) vs k per weighting, with the fold
+    spread (min-max band, ±1 std)."""
+    name = scoring.replace("_", " ")
     fig = Figure(figsize=(7, 4.2), layout="constrained")
     ax = fig.add_subplot()
     ks = np.asarray(raw["ks"])
     weights = [w for w in raw if w != "ks"]
     if title is None:
-        title = f"Accuracy vs k ({len(raw[weights[0]]['folds'])}-fold CV, raw pixels)"
+        title = f"{name.capitalize()} vs k ({len(raw[weights[0]]['folds'])}-fold CV, raw features)"
     for w in weights:
         mean, std = np.asarray(raw[w]["mean"]), np.asarray(raw[w]["std"])
         line, = ax.plot(ks, mean, label=f"{w} votes")
@@ -27,7 +29,7 @@ def plot_accuracy_vs_k(raw: dict, *, title: str | None = None) -> Figure:
         ax.plot(ks[best], mean[best], "o", color=line.get_color())
     ax.set_xscale("log")
     ax.set_xlabel("k (number of neighbours)")
-    ax.set_ylabel("CV accuracy")
+    ax.set_ylabel(f"CV {name}")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
@@ -35,7 +37,9 @@ def plot_accuracy_vs_k(raw: dict, *, title: str | None = None) -> Figure:
 
 
 def plot_heatmap(heat: dict, weights: str) -> Figure:
-    """Mean CV accuracy over the (p, k) grid for one weighting."""
+    """Mean CV score over the (p, k) grid for one weighting (``heat["scoring"]``, default
+    accuracy, names it)."""
+    name = heat.get("scoring", "accuracy").replace("_", " ")
     acc = np.asarray(heat["mean"][weights])
     ps, ks = heat["ps"], heat["ks"]
     fig = Figure(figsize=(8, 0.28 * len(ps) + 1.8), layout="constrained")
@@ -47,8 +51,8 @@ def plot_heatmap(heat: dict, weights: str) -> Figure:
     ax.set_ylabel("p (PCA components)")
     i, j = np.unravel_index(int(np.argmax(acc)), acc.shape)
     ax.plot(j, i, "r*", markersize=10)
-    ax.set_title(f"CV accuracy, {weights} votes (best {acc[i, j]:.4f} at p={ps[i]}, k={ks[j]})")
-    fig.colorbar(im, ax=ax, label="accuracy")
+    ax.set_title(f"CV {name}, {weights} votes (best {acc[i, j]:.4f} at p={ps[i]}, k={ks[j]})")
+    fig.colorbar(im, ax=ax, label=name)
     return fig
 
 
