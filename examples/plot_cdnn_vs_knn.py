@@ -45,8 +45,7 @@ for f, (tr, te) in enumerate(cv.split(X, y)):
 for name, a in acc.items():
     mean = a.mean(axis=0)
     j = int(np.argmax(mean))
-    print(f"{name:24s} best k = {ks[j]:2d}: {mean[j]:.4f}; mean over k {mean.mean():.4f}; "
-          f"k = {ks[-1]}: {mean[-1]:.4f}")
+    print(f"{name:24s} best k = {ks[j]:2d}: {mean[j]:.4f}; mean over k {mean.mean():.4f}; k = {ks[-1]}: {mean[-1]:.4f}")
 
 # %%
 # Accuracy against k

@@ -46,8 +46,10 @@ for offset in [0, 300]:
     Qo, Ro = Q - np.float32(300 - offset), R - np.float32(300 - offset)
     D32 = (Qo * Qo).sum(1)[:, None] + (Ro * Ro).sum(1)[None, :] - 2 * Qo @ Ro.T
     naive = np.argsort(D32, axis=1, kind="stable")[:, :k]
-    print(f"plain float32 GEMM + sort, offset {offset:3d}: "
-          f"{np.any(naive != oracle, axis=1).sum()} of {len(Q)} lists differ from the oracle")
+    print(
+        f"plain float32 GEMM + sort, offset {offset:3d}: "
+        f"{np.any(naive != oracle, axis=1).sum()} of {len(Q)} lists differ from the oracle"
+    )
 
 # %%
 # gpuknn with different memory budgets
@@ -77,8 +79,10 @@ else:
 # ties (gap 0, settled by the index rule) and near ties smaller than the rounding of a
 # float32 GEMM at these magnitudes, besides the ordinary, well-separated neighbours.
 gaps = np.diff(np.asarray(d, dtype=np.float64), axis=1).ravel()
-print(f"{int((gaps == 0).sum())} of {gaps.size} consecutive pairs are exact ties, "
-      f"{int(((gaps > 0) & (gaps < 1e-2)).sum())} are closer than 1e-2")
+print(
+    f"{int((gaps == 0).sum())} of {gaps.size} consecutive pairs are exact ties, "
+    f"{int(((gaps > 0) & (gaps < 1e-2)).sum())} are closer than 1e-2"
+)
 fig, ax = plt.subplots()
 ax.hist(np.log10(gaps[gaps > 0]), bins=40, color="steelblue")
 ax.set_xlabel("log10 of the distance gap between consecutive neighbours")

@@ -50,8 +50,7 @@ print(f"  best overall: k = {best['k']} ({best['weights']}), CV accuracy {best['
 # the folds above, so both tools average the same five accuracies per k. GridSearchCV
 # refits and searches once per (k, fold), so we only give it the uniform weighting: half
 # the settings gpuknn scored above.
-grid = GridSearchCV(KNeighborsClassifier(algorithm="brute"), {"n_neighbors": ks},
-                    cv=folds, scoring="accuracy")
+grid = GridSearchCV(KNeighborsClassifier(algorithm="brute"), {"n_neighbors": ks}, cv=folds, scoring="accuracy")
 t0 = time.perf_counter()
 grid.fit(X, y)
 t_sklearn = time.perf_counter() - t0
@@ -76,8 +75,15 @@ for w, marker in zip(weights, ["o", "s"]):
     std = np.array([r["accuracy_std"] for r in rows])
     ax.plot(ks, mean, marker=marker, markersize=3, label=f"gpuknn, {w}")
     ax.fill_between(ks, mean - std, mean + std, alpha=0.15)
-ax.plot(ks, grid.cv_results_["mean_test_score"], linestyle="none", marker="x", color="k",
-        markersize=4, label="GridSearchCV, uniform")
+ax.plot(
+    ks,
+    grid.cv_results_["mean_test_score"],
+    linestyle="none",
+    marker="x",
+    color="k",
+    markersize=4,
+    label="GridSearchCV, uniform",
+)
 ax.set_xlabel("k (number of neighbours)")
 ax.set_ylabel("5-fold CV accuracy")
 ax.set_title("Digits: cross-validated accuracy for every k")

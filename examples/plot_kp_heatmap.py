@@ -33,8 +33,7 @@ table = cross_validate_kp(X, y, ks, ps, cv=cv, metric="euclidean", weights=["uni
 print(f"{len(ks) * len(ps)} (p, k) pairs x 5 folds in {time.perf_counter() - t0:.2f} s")
 
 best = table.best("accuracy")
-print(f"best: k = {best['k']}, p = {best['p']}, "
-      f"CV accuracy {best['accuracy_mean']:.4f} +- {best['accuracy_std']:.4f}")
+print(f"best: k = {best['k']}, p = {best['p']}, CV accuracy {best['accuracy_mean']:.4f} +- {best['accuracy_std']:.4f}")
 
 # %%
 # The heat map

@@ -35,8 +35,10 @@ for solver in ["eigh", "block", "deflation"]:
     ratios[solver] = np.asarray(pca.explained_variance_ratio_)
     # n_iter_ is per component: zeros for eigh, the block's count repeated for block
     iters = {"eigh": 0, "block": int(pca.n_iter_[0]), "deflation": int(pca.n_iter_.sum())}[solver]
-    print(f"{solver:9s}: fit {1e3 * elapsed:6.1f} ms, {iters:4d} iterations, "
-          f"converged={pca.converged_}, variance kept {ratios[solver].sum():.4f}")
+    print(
+        f"{solver:9s}: fit {1e3 * elapsed:6.1f} ms, {iters:4d} iterations, "
+        f"converged={pca.converged_}, variance kept {ratios[solver].sum():.4f}"
+    )
 for solver in ["block", "deflation"]:
     print(f"largest |ratio - eigh ratio| for {solver}: {np.abs(ratios[solver] - ratios['eigh']).max():.2e}")
 

@@ -30,8 +30,7 @@ from gpuknn.resampling import (
 # -------------------------------
 # Two Gaussian classes in 5 dimensions whose means are 2 standard deviations apart, with
 # 5 % positives: imbalance hurts kNN most when the classes overlap.
-X, y = make_gaussian_classes(2000, n_features=5, centers_distance=2.0, positive_fraction=0.05,
-                             random_state=0)
+X, y = make_gaussian_classes(2000, n_features=5, centers_distance=2.0, positive_fraction=0.05, random_state=0)
 print(f"{X.shape[0]} rows, {int(y.sum())} positives")
 
 samplers = {
@@ -50,8 +49,7 @@ cv = StratifiedKFold(10, shuffle=True, random_state=0)  # the same folds for eve
 # The result holds the AUC of every fold and scorer, plus ``BordaRank``: the Borda
 # combination of the scorers' rankings. ``train_counts`` records the class sizes each
 # fold trained on after resampling.
-results = {name: cross_validate_resampled(X, y, sampler=s, scorers=scorers, cv=cv)
-           for name, s in samplers.items()}
+results = {name: cross_validate_resampled(X, y, sampler=s, scorers=scorers, cv=cv) for name, s in samplers.items()}
 for name, r in results.items():
     neg, pos = r.train_counts.mean(axis=0)
     aucs = ", ".join(f"{n} {m:.3f}" for n, m in r.mean_auc.items())

@@ -28,6 +28,7 @@ from .errors import (
     InvalidInputError,
     InvalidInputTypeError,
     NotFittedError,
+    RunDirError,
     WorkingMemoryWarning,
 )
 from .model_selection import (
@@ -40,10 +41,10 @@ from .model_selection import (
 )
 from .nearest import KNeighborsTransformer, NearestNeighbors
 from .neighbors import kneighbors
-from .regression import KNeighborsRegressor, RadiusNeighborsRegressor
-from .partial import PartialNeighbors, finalize_partial, kneighbors_partial, merge_partial
-from .votes import vote_counts, votes_for_many_k
 from .ops.distance import pairwise_distances, pairwise_distances_chunked
+from .partial import PartialNeighbors, finalize_partial, kneighbors_partial, merge_partial
+from .regression import KNeighborsRegressor, RadiusNeighborsRegressor
+from .votes import vote_counts, votes_for_many_k
 
 __version__ = "0.1.0"
 
@@ -75,6 +76,7 @@ __all__ = [
     "RadiusNeighborsRegressor",
     "RepeatedStratifiedKFold",
     "StratifiedKFold",
+    "RunDirError",
     "WorkingMemoryWarning",
     "cluster",
     "datasets",

@@ -12,9 +12,9 @@ import operator
 import os
 from typing import Any
 
-import numpy as np
 import array_api_compat
 import array_api_compat.numpy as compat_numpy
+import numpy as np
 from array_api_compat import (
     is_cupy_namespace,
     is_numpy_namespace,
@@ -59,8 +59,11 @@ def array_namespace(*arrays: Any) -> Any:
     """
     # Anything that is not an array of some namespace (lists, DataFrames, objects with
     # __array__, sparse matrices) is host data: NumPy's (validate_matrix converts or refuses it).
-    arrs = [a for a in arrays if a is not None and array_api_compat.is_array_api_obj(a)
-            and not isinstance(a, (int, float, bool, str))]
+    arrs = [
+        a
+        for a in arrays
+        if a is not None and array_api_compat.is_array_api_obj(a) and not isinstance(a, (int, float, bool, str))
+    ]
     if not arrs:
         return compat_numpy
     try:
@@ -237,8 +240,7 @@ def _dtype_from(dtype: Any, xp: Any) -> Any:
             name = str(dtype).rsplit(".", 1)[-1]
     if name is None:
         raise InvalidInputError(
-            f"dtype must be None, 'float32' or 'float64' (or the matching NumPy/namespace "
-            f"dtype), got {dtype!r}"
+            f"dtype must be None, 'float32' or 'float64' (or the matching NumPy/namespace dtype), got {dtype!r}"
         )
     return getattr(xp, name)
 
@@ -309,8 +311,10 @@ def validate_matrix(
     if X.ndim != ndim:
         hint = ""
         if ndim == 2 and X.ndim == 1:
-            hint = (f"; Reshape your data either using {name}.reshape(-1, 1) if it has a single "
-                    f"feature or {name}.reshape(1, -1) if it is a single sample")
+            hint = (
+                f"; Reshape your data either using {name}.reshape(-1, 1) if it has a single "
+                f"feature or {name}.reshape(1, -1) if it is a single sample"
+            )
         raise InvalidInputError(f"{name} must be {ndim}-D, got shape {tuple(X.shape)}{hint}")
     if not allow_empty and any(s == 0 for s in X.shape):
         shape = tuple(X.shape)
@@ -327,17 +331,13 @@ def validate_matrix(
         X = xp.astype(X, target)
     # NaN propagates through max/min and an infinity is one of them, so two reductions (no
     # mask of X's size) clear the usual all-finite input; otherwise the rows are located.
-    if check_finite and X.size and not (
-        bool(xp.isfinite(xp.max(X))) and bool(xp.isfinite(xp.min(X)))
-    ):
+    if check_finite and X.size and not (bool(xp.isfinite(xp.max(X))) and bool(xp.isfinite(xp.min(X)))):
         finite = xp.isfinite(X)
         if not bool(xp.all(finite)):
             bad = finite if ndim == 1 else xp.all(finite, axis=tuple(range(1, ndim)))
             rows = to_numpy(xp.nonzero(~bad)[0])
             shown = ", ".join(str(int(r)) for r in rows[:10]) + (" ..." if rows.size > 10 else "")
-            raise InvalidInputError(
-                f"{name} contains NaN or infinity in {rows.size} row(s): {shown}"
-            )
+            raise InvalidInputError(f"{name} contains NaN or infinity in {rows.size} row(s): {shown}")
     return X
 
 

@@ -19,15 +19,28 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from array_api_compat import is_cupy_array, is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
 from ._backend import array_namespace, device_of, from_numpy
 
-__all__ = ["dot64", "sqdist64", "matmul_unit_roundoff", "take_rows", "kth_largest", "order_rows", "bincount", "gram_accumulate",
-           "scale_columns", "add_outer", "mask_counts",
-           "device_scope", "on_input_device"]
+__all__ = [
+    "dot64",
+    "sqdist64",
+    "matmul_unit_roundoff",
+    "take_rows",
+    "kth_largest",
+    "order_rows",
+    "bincount",
+    "gram_accumulate",
+    "scale_columns",
+    "add_outer",
+    "mask_counts",
+    "device_scope",
+    "on_input_device",
+]
 
 
 def dot64(a: Any, b: Any) -> Any:
@@ -180,8 +193,7 @@ def kth_largest(S: Any, k: int) -> Any:
         if k - 1 < CUPY_SELECT_MAX:
             return -cupy.partition(-S, k - 1, axis=1)[:, k - 1]
         step = max(1, CUPY_SORT_SCRATCH // (24 * m))
-        return cupy.concatenate([cupy.sort(S[r : r + step], axis=1)[:, m - k]
-                                 for r in range(0, S.shape[0], step)])
+        return cupy.concatenate([cupy.sort(S[r : r + step], axis=1)[:, m - k] for r in range(0, S.shape[0], step)])
     if is_torch_namespace(xp):
         import torch  # noqa: PLC0415
 
@@ -373,7 +385,7 @@ def device_scope(*arrays: Any) -> Any:
     :class:`~gpuknn.PartialNeighbors`, say) are looked into one level deep.
     """
     for a in arrays:
-        for b in (a if isinstance(a, tuple) else (a,)):
+        for b in a if isinstance(a, tuple) else (a,):
             if is_cupy_array(b):
                 return b.device  # a cupy.cuda.Device is itself the context manager
     return contextlib.nullcontext()
@@ -445,7 +457,8 @@ def csr_matrix(data: Any, indices: Any, indptr: Any, shape: tuple[int, int]) -> 
             raise InvalidInputError(f"a CuPy CSR matrix holds at most 2**31 - 1 values, got {int(data.shape[0])}")
         # cupyx's sparse kernels take int32 indices only.
         return cupyx.scipy.sparse.csr_matrix(
-            (data, cupy.asarray(indices, dtype=cupy.int32), cupy.asarray(indptr, dtype=cupy.int32)), shape=shape)
+            (data, cupy.asarray(indices, dtype=cupy.int32), cupy.asarray(indptr, dtype=cupy.int32)), shape=shape
+        )
     import scipy.sparse  # noqa: PLC0415 - scipy import is slow, only when used
 
     from ._backend import to_numpy  # noqa: PLC0415

@@ -24,10 +24,26 @@ __all__ = ["BaseEstimator", "check_is_fitted", "clone", "validate_data"]
 
 
 # Methods through which arrays enter an estimator: each runs on its inputs' device.
-_ENTRY_METHODS = ("fit", "predict", "predict_proba", "predict_log_proba", "transform",
-                  "fit_transform", "inverse_transform", "fit_predict", "fit_resample",
-                  "kneighbors", "radius_neighbors", "kneighbors_graph", "radius_neighbors_graph",
-                  "score", "score_samples", "decision_function", "predict_membership", "split")
+_ENTRY_METHODS = (
+    "fit",
+    "predict",
+    "predict_proba",
+    "predict_log_proba",
+    "transform",
+    "fit_transform",
+    "inverse_transform",
+    "fit_predict",
+    "fit_resample",
+    "kneighbors",
+    "radius_neighbors",
+    "kneighbors_graph",
+    "radius_neighbors_graph",
+    "score",
+    "score_samples",
+    "decision_function",
+    "predict_membership",
+    "split",
+)
 
 
 class BaseEstimator(_SklearnBaseEstimator):
@@ -51,7 +67,7 @@ class BaseEstimator(_SklearnBaseEstimator):
                 wrapped._on_input_device = True
                 setattr(cls, name, wrapped)
 
-    def set_params(self, **params: Any) -> "BaseEstimator":
+    def set_params(self, **params: Any) -> BaseEstimator:
         """Set parameters by name (``step__param`` for nested estimators)."""
         try:
             return super().set_params(**params)
@@ -94,9 +110,7 @@ def check_is_fitted(estimator: Any, attributes: str | list[str] | None = None) -
         names = [attributes] if isinstance(attributes, str) else list(attributes)
         ok = all(hasattr(estimator, a) for a in names)
     if not ok:
-        raise NotFittedError(
-            f"this {type(estimator).__name__} instance is not fitted yet; call 'fit' first"
-        )
+        raise NotFittedError(f"this {type(estimator).__name__} instance is not fitted yet; call 'fit' first")
 
 
 def clone(estimator: Any) -> Any:
@@ -106,8 +120,15 @@ def clone(estimator: Any) -> Any:
 
 
 def validate_data(
-    estimator: Any, X: Any, *, reset: bool, xp: Any = None, device: Any = None,
-    dtype: Any = None, name: str = "X", check_finite: bool = True,
+    estimator: Any,
+    X: Any,
+    *,
+    reset: bool,
+    xp: Any = None,
+    device: Any = None,
+    dtype: Any = None,
+    name: str = "X",
+    check_finite: bool = True,
 ) -> Any:
     """Validate an estimator's input: :func:`gpuknn._backend.validate_matrix`, then
     scikit-learn's ``n_features_in_`` / ``feature_names_in_`` bookkeeping.
@@ -124,12 +145,12 @@ def validate_data(
     from ._backend import array_namespace, validate_matrix  # noqa: PLC0415
 
     raw = X
-    X = validate_matrix(X, array_namespace(X) if xp is None else xp, name=name, dtype=dtype,
-                        device=device, check_finite=check_finite)
+    X = validate_matrix(
+        X, array_namespace(X) if xp is None else xp, name=name, dtype=dtype, device=device, check_finite=check_finite
+    )
     try:
         # skip_check_array: only the bookkeeping; the data stays in its namespace.
-        _sklearn_validate_data(estimator, raw if hasattr(raw, "columns") else X,
-                               skip_check_array=True, reset=reset)
+        _sklearn_validate_data(estimator, raw if hasattr(raw, "columns") else X, skip_check_array=True, reset=reset)
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from None
     return X

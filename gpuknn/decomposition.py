@@ -27,6 +27,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ._backend import (
     _dtype_from,
@@ -37,14 +38,12 @@ from ._backend import (
     to_numpy,
     validate_matrix,
 )
-from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-
 from .base import BaseEstimator, check_is_fitted, validate_data
 from .errors import InvalidInputError
 from .linalg.block import block_eigh
 from .linalg.covariance import covariance_and_mean
-from .linalg.eigh import eigh
 from .linalg.deflation import deflated_power_method
+from .linalg.eigh import eigh
 
 __all__ = ["PCA"]
 
@@ -138,23 +137,20 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return limit, None
         if isinstance(nc, Integral) and not isinstance(nc, bool):
             if not 1 <= int(nc) <= limit:
-                raise InvalidInputError(
-                    f"n_components={int(nc)} must be in [1, min(n_samples, n_features)={limit}]"
-                )
+                raise InvalidInputError(f"n_components={int(nc)} must be in [1, min(n_samples, n_features)={limit}]")
             return int(nc), None
         if isinstance(nc, Real) and not isinstance(nc, bool) and 0.0 < float(nc) < 1.0:
             return 0, float(nc)
-        raise InvalidInputError(
-            f"n_components must be None, an int in [1, {limit}] or a float in (0, 1), got {nc!r}"
-        )
+        raise InvalidInputError(f"n_components must be None, an int in [1, {limit}] or a float in (0, 1), got {nc!r}")
 
     def _check_options(self) -> None:
         """``tol``, ``max_iter``, ``random_state`` and ``dtype`` of any type: the right kind,
         or :class:`InvalidInputError` naming the parameter (never a TypeError from deep in
         a solver)."""
         tol = self.tol
-        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, Real)
-                                or not (float(tol) > 0 and float(tol) < float("inf"))):
+        if tol is not None and (
+            isinstance(tol, bool) or not isinstance(tol, Real) or not (float(tol) > 0 and float(tol) < float("inf"))
+        ):
             raise InvalidInputError(f"tol must be None or a positive number, got {tol!r}")
         if self.max_iter is not None:
             check_int(self.max_iter, name="max_iter", low=1)
@@ -170,7 +166,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if self.dtype is not None:
             _dtype_from(self.dtype, np)  # the kind of dtype; the namespace's comes at fit
 
-    def fit(self, X: Any, y: Any = None) -> "PCA":
+    def fit(self, X: Any, y: Any = None) -> PCA:
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored. Returns ``self``."""
         if not isinstance(self.solver, str) or self.solver not in _SOLVERS:
             raise InvalidInputError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
@@ -181,8 +177,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise InvalidInputError(
-                f"PCA needs at least 2 samples, got n_samples = {n_samples} (X of shape "
-                f"{tuple(X.shape)})"
+                f"PCA needs at least 2 samples, got n_samples = {n_samples} (X of shape {tuple(X.shape)})"
             )
         p, fraction = self._n_components(n_samples, n_features)
         C64, mean = covariance_and_mean(X)
@@ -223,11 +218,16 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return eigh(C, p)
         if self.solver == "block":
             return block_eigh(
-                C, p, tol=self.tol, max_iter=1000 if self.max_iter is None else self.max_iter,
-                random_state=self.random_state, psd=True,
+                C,
+                p,
+                tol=self.tol,
+                max_iter=1000 if self.max_iter is None else self.max_iter,
+                random_state=self.random_state,
+                psd=True,
             )
         return deflated_power_method(
-            C, p,
+            C,
+            p,
             tol=1e-6 if self.tol is None else self.tol,
             max_iter=100_000 if self.max_iter is None else self.max_iter,
             random_state=self.random_state,

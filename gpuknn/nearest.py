@@ -45,7 +45,7 @@ class _NeighborsBase(BaseEstimator):
     def _check_params(self) -> None:
         """Estimator-specific parameter checks (run first in ``fit``)."""
 
-    def fit(self, X: Any, y: Any = None) -> "_NeighborsBase":
+    def fit(self, X: Any, y: Any = None) -> _NeighborsBase:
         """Store the validated training rows ``X`` (n_samples, n_features); ``y`` is ignored.
 
         Builds the search structure once: the prepared rows of the brute-force engine, or a
@@ -55,10 +55,13 @@ class _NeighborsBase(BaseEstimator):
         if self.metric == "inner":
             raise InvalidInputError(
                 f"{type(self).__name__} needs a distance; metric='inner' is not one "
-                "(gpuknn.kneighbors(..., metric='inner') ranks by inner product)")
+                "(gpuknn.kneighbors(..., metric='inner') ranks by inner product)"
+            )
         if self.working_memory is not None and (
-                isinstance(self.working_memory, bool) or not isinstance(self.working_memory, (int, float))
-                or not (math.isfinite(self.working_memory) and self.working_memory > 0)):
+            isinstance(self.working_memory, bool)
+            or not isinstance(self.working_memory, (int, float))
+            or not (math.isfinite(self.working_memory) and self.working_memory > 0)
+        ):
             raise InvalidInputError(f"working_memory must be a positive number of bytes, got {self.working_memory!r}")
         check_int(self.n_neighbors, name="n_neighbors", low=1)
         self._check_params()
@@ -92,16 +95,18 @@ class _NeighborsBase(BaseEstimator):
         """Validated queries (the fitted data's dtype, namespace and device) and namespace."""
         check_is_fitted(self, "_fit_X")
         xp = array_namespace(self._fit_X)
-        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype,
-                          device=device_of(self._fit_X))
+        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype, device=device_of(self._fit_X))
         return X, xp
 
     def _check_k(self, n_neighbors: Any, query_is_train: bool) -> int:
         k = check_int(self.n_neighbors if n_neighbors is None else n_neighbors, name="n_neighbors", low=1)
         n_fit = self.n_samples_fit_
         if k > n_fit - query_is_train:
-            rule = "n_neighbors < n_samples_fit (X=None: each sample is left out of its own list)" \
-                if query_is_train else "n_neighbors <= n_samples_fit"
+            rule = (
+                "n_neighbors < n_samples_fit (X=None: each sample is left out of its own list)"
+                if query_is_train
+                else "n_neighbors <= n_samples_fit"
+            )
             raise InvalidInputError(f"expected {rule}, got n_neighbors={k}, n_samples_fit={n_fit}")
         return k
 
@@ -134,9 +139,15 @@ class _NeighborsBase(BaseEstimator):
         X, xp = (self._fit_X, array_namespace(self._fit_X)) if train else self._check_query(X)
         # On the fitted data's device (CuPy creates on the current one; X=None names none).
         with device_scope(self._fit_X):
-            nb = neighbors(X, self._ref if self._ref is not None else self._fit_X, k + train,
-                           metric=self.metric, algorithm=self._fit_method,
-                           working_memory=self.working_memory, tree=self._tree)
+            nb = neighbors(
+                X,
+                self._ref if self._ref is not None else self._fit_X,
+                k + train,
+                metric=self.metric,
+                algorithm=self._fit_method,
+                working_memory=self.working_memory,
+                tree=self._tree,
+            )
             dist, idx = nb.output_distances(), nb.indices
             if train:
                 dist, idx = _drop_self(dist, idx, array_namespace(idx))
@@ -225,8 +236,15 @@ class NearestNeighbors(_NeighborsBase):
            [0., 1., 0.]])
     """
 
-    def __init__(self, n_neighbors: int = 5, radius: float = 1.0, *, metric: str = "euclidean",
-                 algorithm: str = "auto", working_memory: int | None = None):
+    def __init__(
+        self,
+        n_neighbors: int = 5,
+        radius: float = 1.0,
+        *,
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
         self.n_neighbors = n_neighbors
         self.radius = radius
         self.metric = metric
@@ -236,8 +254,9 @@ class NearestNeighbors(_NeighborsBase):
     def _check_params(self) -> None:
         check_radius(self.radius)
 
-    def radius_neighbors(self, X: Any = None, radius: float | None = None, return_distance: bool = True,
-                         sort_results: bool = False):
+    def radius_neighbors(
+        self, X: Any = None, radius: float | None = None, return_distance: bool = True, sort_results: bool = False
+    ):
         """Every training row within ``radius`` (distance ``<= radius``) of each query.
 
         Parameters
@@ -269,8 +288,9 @@ class NearestNeighbors(_NeighborsBase):
         ind = ragged(to_numpy(cols), ptr)
         return (ragged(to_numpy(dist), ptr), ind) if return_distance else ind
 
-    def radius_neighbors_graph(self, X: Any = None, radius: float | None = None, mode: str = "connectivity",
-                               sort_results: bool = False):
+    def radius_neighbors_graph(
+        self, X: Any = None, radius: float | None = None, mode: str = "connectivity", sort_results: bool = False
+    ):
         """Sparse ``(n_queries, n_samples_fit_)`` graph of :meth:`radius_neighbors`.
 
         ``mode`` as in :meth:`kneighbors_graph`; ``sort_results`` orders each row's stored
@@ -356,8 +376,15 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _
            [0., 2., 0.]])
     """
 
-    def __init__(self, *, mode: str = "distance", n_neighbors: int = 5, metric: str = "euclidean",
-                 algorithm: str = "auto", working_memory: int | None = None):
+    def __init__(
+        self,
+        *,
+        mode: str = "distance",
+        n_neighbors: int = 5,
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
         self.mode = mode
         self.n_neighbors = n_neighbors
         self.metric = metric
@@ -367,7 +394,7 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _
     def _check_params(self) -> None:
         _check_mode(self.mode)
 
-    def fit(self, X: Any, y: Any = None) -> "KNeighborsTransformer":
+    def fit(self, X: Any, y: Any = None) -> KNeighborsTransformer:
         """Store the validated training rows X (n_samples, n_features); ``y`` is ignored."""
         super().fit(X)
         self._n_features_out = self.n_samples_fit_  # output columns (get_feature_names_out)

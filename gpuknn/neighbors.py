@@ -37,11 +37,11 @@ from ._backend import (
     preferred_tile_bytes,
     validate_matrix,
 )
-from ._delegation import matmul_unit_roundoff, on_input_device
+from ._delegation import on_input_device
 from .errors import InvalidInputError, WorkingMemoryWarning
-from .ops.certify import tile_error_bound
+from .ops.certify import reference_bound
 from .ops.distance import check_metric, validate_pair
-from .ops.exact import distance_interval, exact_keys, keys_to_distances, row_kappa
+from .ops.exact import distance_interval, exact_keys, keys_to_distances
 from .ops.groups import rerank_groups
 from .ops.rerank import collect_top, rerank
 from .ops.rows import replace_rows
@@ -55,8 +55,15 @@ from .ops.search import (
     prepare_queries,
 )
 
-__all__ = ["PreparedReference", "Neighbors", "kneighbors", "search", "kneighbors_keys", "plan_tiles",
-           "candidate_margin"]
+__all__ = [
+    "PreparedReference",
+    "Neighbors",
+    "kneighbors",
+    "search",
+    "kneighbors_keys",
+    "plan_tiles",
+    "candidate_margin",
+]
 
 # Float64 searches at least this large (queries x references x row width) run their tile
 # pass in float32 (the exact pass restores float64); below it one float64 pass is cheaper.
@@ -225,8 +232,16 @@ class Neighbors(NamedTuple):
         return {"distances": self.distances, "bounds": bounds, "refine": self.refine}
 
 
-def search(Q: Any, R: Any, k: int, *, metric: str = "euclidean", working_memory: int | None = None,
-           labels: Any = None, names: tuple[str, str] = ("Q", "R")) -> Neighbors:
+def search(
+    Q: Any,
+    R: Any,
+    k: int,
+    *,
+    metric: str = "euclidean",
+    working_memory: int | None = None,
+    labels: Any = None,
+    names: tuple[str, str] = ("Q", "R"),
+) -> Neighbors:
     """:func:`kneighbors` returning a :class:`Neighbors` (for exact decisions downstream).
 
     ``labels`` (one int label per reference): the caller reads only the neighbours' labels
@@ -238,12 +253,10 @@ def search(Q: Any, R: Any, k: int, *, metric: str = "euclidean", working_memory:
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric, names=names)
     k = check_int(k, name="k", low=1, high=ref.shape[0])
     working_memory = _check_working_memory(working_memory, xp)
-    keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude,
-                                     labels=labels)
+    keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude, labels=labels)
 
     def refine(rows: Any) -> Any:
-        exact = exact_keys(xp.take(Q, rows, axis=0), ref.data, xp.take(idx, rows, axis=0),
-                           metric, ref.stats)
+        exact = exact_keys(xp.take(Q, rows, axis=0), ref.data, xp.take(idx, rows, axis=0), metric, ref.stats)
         # Sorted: with labels, a one-label group may be listed in tile order, and the
         # distance of rank j is what a vote at rank j needs.
         return keys_to_distances(xp.sort(exact, axis=1, descending=True), metric)
@@ -251,8 +264,9 @@ def search(Q: Any, R: Any, k: int, *, metric: str = "euclidean", working_memory:
     return Neighbors(keys, idx, err, metric, Q.dtype, refine)
 
 
-def resolve_inputs(Q: Any, R: Any, metric: str, *,
-                   names: tuple[str, str] = ("Q", "R")) -> tuple[Any, Reference, float, Any]:
+def resolve_inputs(
+    Q: Any, R: Any, metric: str, *, names: tuple[str, str] = ("Q", "R")
+) -> tuple[Any, Reference, float, Any]:
     """Validate ``(Q, R)`` (R an array or a :class:`PreparedReference` of ``metric``).
 
     Returns ``(Q, reference, magnitude, xp)``: Q in the common float dtype, a
@@ -266,8 +280,7 @@ def resolve_inputs(Q: Any, R: Any, metric: str, *,
         Q = validate_matrix(Q, xp, name=qn, dtype=R.dtype, check_finite=False)
         if Q.shape[1] != R.shape[1]:
             raise InvalidInputError(
-                f"{qn} has {Q.shape[1]} features but {rn} has {R.shape[1]} "
-                f"(shapes {tuple(Q.shape)} and {R.shape})"
+                f"{qn} has {Q.shape[1]} features but {rn} has {R.shape[1]} (shapes {tuple(Q.shape)} and {R.shape})"
             )
         return Q, R.reference, max(R.magnitude, _check_magnitude(Q, None, xp, names=names)), xp
     Q, R, xp = validate_pair(Q, R, names=names, check_finite=False)
@@ -278,8 +291,10 @@ def resolve_inputs(Q: Any, R: Any, metric: str, *,
 def _check_working_memory(working_memory: Any, xp: Any) -> int:
     if working_memory is None:
         return default_working_memory(xp)
-    if isinstance(working_memory, bool) or not isinstance(working_memory, (int, float)) or not (
-        math.isfinite(working_memory) and working_memory > 0
+    if (
+        isinstance(working_memory, bool)
+        or not isinstance(working_memory, (int, float))
+        or not (math.isfinite(working_memory) and working_memory > 0)
     ):
         raise InvalidInputError(f"working_memory must be a positive number of bytes, got {working_memory!r}")
     return int(working_memory)
@@ -303,14 +318,43 @@ def _raise_to_minimum(working_memory: int, n_queries: int, kk: int, row_width: i
         warnings.warn(
             f"working_memory={working_memory} bytes is too small for one row of tiles "
             f"({n_queries} queries, {kk} candidates, rows of width {row_width}); using the "
-            f"minimum, {low} bytes", WorkingMemoryWarning, stacklevel=4)
+            f"minimum, {low} bytes",
+            WorkingMemoryWarning,
+            stacklevel=4,
+        )
         return low
     return working_memory
 
 
+# Tiles beyond which a search is dominated by per-tile overhead (a 10 KiB budget made a
+# 2000 x 30000 search take 89 s instead of 0.15 s, issue 18): it says so.
+_MANY_TILES = 20_000
+
+
+def _warn_many_tiles(plan: TilePlan, n_q: int, n_ref: int, working_memory: int) -> None:
+    n_tiles = -(-n_q // plan.rows) * -(-n_ref // plan.cols)
+    if n_tiles > _MANY_TILES:
+        warnings.warn(
+            f"working_memory={working_memory} bytes splits this {n_q} x {n_ref} search into "
+            f"{n_tiles} tiles of {plan.rows} x {plan.cols} scores: expect it to be slow (the "
+            f"default, None, is {_CPU_HINT})",
+            WorkingMemoryWarning,
+            stacklevel=4,
+        )
+
+
+_CPU_HINT = "256 MiB on the CPU and half the free memory on a GPU"
+
+
 def kneighbors_keys(
-    Q: Any, ref: Reference, k: int, *, working_memory: int, magnitude: float,
-    exact_all: bool = False, labels: Any = None,
+    Q: Any,
+    ref: Reference,
+    k: int,
+    *,
+    working_memory: int,
+    magnitude: float,
+    exact_all: bool = False,
+    labels: Any = None,
 ) -> tuple[Any, Any, Any]:
     """Keys (float64, descending), indices (n_queries, k) and key errors of validated input.
 
@@ -328,12 +372,15 @@ def kneighbors_keys(
     itemsize = 8 if tile_dtype == xp.float64 else 4
     working_memory = _raise_to_minimum(working_memory, n_q, kk, ref.width)
     # A quarter of the budget is left to the float64 row preparation and the exact pass.
-    plan = plan_tiles(n_q, n_ref, ref.width, itemsize, max(1, working_memory * 3 // 4),
-                      tile_bytes=preferred_tile_bytes(xp))
+    plan = plan_tiles(
+        n_q, n_ref, ref.width, itemsize, max(1, working_memory * 3 // 4), tile_bytes=preferred_tile_bytes(xp)
+    )
+    _warn_many_tiles(plan, n_q, n_ref, working_memory)
     while True:
         try:
-            return _search(Q, ref, k, kk, plan, tile_dtype, xp, exact_all=exact_all or Q.dtype == xp.float64,
-                           labels=labels)
+            return _search(
+                Q, ref, k, kk, plan, tile_dtype, xp, exact_all=exact_all or Q.dtype == xp.float64, labels=labels
+            )
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
             if not is_out_of_memory(exc) or (plan.rows == 1 and plan.cols == 1):
                 raise
@@ -352,42 +399,63 @@ def _tile_dtype(Q: Any, n_ref: int, width: int, magnitude: float, xp: Any) -> An
     return xp.float32 if big and magnitude < _FLOAT32_SAFE else xp.float64
 
 
-def _search(Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, *,
-            exact_all: bool, labels: Any = None):
+def _search(
+    Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, *, exact_all: bool, labels: Any = None
+):
     """Run one tile plan: keys, indices (n_queries, k) and key errors (n_queries,)."""
-    out = [_search_chunk(Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :], ref, k, kk, plan,
-                         dtype, xp, exact_all=exact_all, labels=labels)
-           for q0 in range(0, Q.shape[0], plan.query_chunk)]
+    out = [
+        _search_chunk(
+            Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :],
+            ref,
+            k,
+            kk,
+            plan,
+            dtype,
+            xp,
+            exact_all=exact_all,
+            labels=labels,
+        )
+        for q0 in range(0, Q.shape[0], plan.query_chunk)
+    ]
     if len(out) == 1:
         return out[0]
     return tuple(xp.concat([o[j] for o in out], axis=0) for j in range(3))
 
 
-def _search_chunk(Qc: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, *,
-                  exact_all: bool, labels: Any = None):
+def _search_chunk(
+    Qc: Any,
+    ref: Reference,
+    k: int,
+    kk: int,
+    plan: TilePlan,
+    dtype: Any,
+    xp: Any,
+    *,
+    exact_all: bool,
+    labels: Any = None,
+):
     """Tile pass, exact pass and (if needed) second pass for one query chunk."""
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Qc, ref, dtype)
     scores, index = nominate(q_rows, ref, kk, plan, dtype)
-    u, eta = matmul_unit_roundoff(dtype, xp)
-    bound = tile_error_bound(ref.metric, q_norm, ref.ref_max, width=ref.width,
-                             n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale,
-                             q_kappa=row_kappa(q_stats, ref.shape[1]))
+    bound = reference_bound(ref, q_norm, q_stats, dtype)
     euclid = ref.metric in _EUCLID
     # Tile units of a key: the key itself, or (|q - c|^2 + key) / 2 for the euclidean family.
-    common = dict(bound=bound, scale=0.5 if euclid else None, shift=0.5 * q_sq if euclid else None,
-                  complete=kk >= ref.shape[0])
+    common = dict(
+        bound=bound, scale=0.5 if euclid else None, shift=0.5 * q_sq if euclid else None, complete=kk >= ref.shape[0]
+    )
     if exact_all:
         res = rerank(Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats, **common)
     else:
-        res = rerank_groups(Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats,
-                            labels=labels, **common)
+        res = rerank_groups(Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats, labels=labels, **common)
     if bool(xp.all(res.ok)):
         return res.keys, res.index, res.err
     bad = xp.nonzero(~res.ok)[0]
-    keys_bad, idx_bad = _second_pass(xp.take(Qc, bad, axis=0), ref, k, plan, xp,
-                                     kth=xp.take(res.keys[:, k - 1], bad))
-    keys, idx, err = replace_rows(bad, res.ok.shape[0], [
-        (res.keys, keys_bad), (res.index, idx_bad), (res.err, xp.zeros_like(res.err[: bad.shape[0]]))])
+    keys_bad, idx_bad = _second_pass(xp.take(Qc, bad, axis=0), ref, k, plan, xp, kth=xp.take(res.keys[:, k - 1], bad))
+    keys, idx, err = replace_rows(
+        bad,
+        res.ok.shape[0],
+        [(res.keys, keys_bad), (res.index, idx_bad), (res.err, xp.zeros_like(res.err[: bad.shape[0]]))],
+    )
     return keys, idx, err
 
 
@@ -398,16 +466,21 @@ def _second_pass(Qb, ref, k, plan, xp, *, kth):
     collected (the true top k are among them) and decided by its exact key."""
     f64 = xp.float64
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Qb, ref, f64)
-    u, eta = matmul_unit_roundoff(f64, xp)
-    bound = tile_error_bound(ref.metric, q_norm, ref.ref_max, width=ref.width,
-                             n_features=ref.shape[1], u=u, eta=eta, key_scale=ref.key_scale,
-                             q_kappa=row_kappa(q_stats, ref.shape[1]))
+    bound = reference_bound(ref, q_norm, q_stats, f64)
     kth_units = kth if q_sq is None else 0.5 * kth + 0.5 * q_sq
     threshold = kth_units - bound
     # Float64 tiles and rows take twice the bytes of the plan's float32 ones: half the rows.
     plan = TilePlan(plan.query_chunk, max(1, plan.rows // 2), max(1, plan.cols // 2))
-    keys, idx = collect_top(lambda progress: collect(q_rows, ref, threshold, plan, f64, progress),
-                            Qb, ref.data, ref.metric, ref.stats, q_stats, k, kth=kth)
+    keys, idx = collect_top(
+        lambda progress: collect(q_rows, ref, threshold, plan, f64, progress),
+        Qb,
+        ref.data,
+        ref.metric,
+        ref.stats,
+        q_stats,
+        k,
+        kth=kth,
+    )
     return keys, xp.astype(idx, xp.int64)
 
 
@@ -435,4 +508,3 @@ def _check_magnitude(Q: Any, R: Any, xp: Any, *, names: tuple[str, str] = ("Q", 
             )
         top = max(top, top_a)
     return top
-

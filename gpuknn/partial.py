@@ -26,8 +26,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from ._delegation import on_input_device
 from ._backend import array_namespace, check_int, device_of
+from ._delegation import on_input_device
 from .errors import InvalidInputError
 from .neighbors import _check_working_memory, kneighbors_keys, resolve_inputs
 from .ops.distance import check_metric
@@ -59,7 +59,12 @@ class PartialNeighbors(NamedTuple):
 
 @on_input_device
 def kneighbors_partial(
-    Q: Any, R: Any, k: int, *, offset: int = 0, metric: str = "euclidean",
+    Q: Any,
+    R: Any,
+    k: int,
+    *,
+    offset: int = 0,
+    metric: str = "euclidean",
     working_memory: int | None = None,
 ) -> PartialNeighbors:
     """Search one shard of the references: its k best, with global indices.

@@ -22,16 +22,21 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from ._backend import (
-    array_namespace, check_int, default_working_memory, device_of, from_numpy, to_numpy,
+    array_namespace,
+    check_int,
+    default_working_memory,
+    device_of,
+    from_numpy,
+    to_numpy,
     validate_matrix,
 )
-from ._delegation import matmul_unit_roundoff, sqdist64
+from ._delegation import sqdist64
 from .base import BaseEstimator, check_is_fitted, validate_data
 from .errors import EmptyNeighborhoodWarning, InvalidInputError
 from .neighbors import PreparedReference
-from .ops.certify import tile_error_bound
+from .ops.certify import reference_bound
 from .ops.distance import check_metric
-from .ops.exact import exact_keys, keys_to_distances, row_kappa
+from .ops.exact import exact_keys, keys_to_distances
 from .ops.kdtree import build_tree, neighbors, resolve_algorithm
 from .ops.radius import radius_key
 from .ops.rerank import take_stats
@@ -57,8 +62,10 @@ def _call_weights(fn: Any, d: Any, xp: Any) -> Any:
     if not hasattr(w, "shape"):
         w = from_numpy(np.asarray(w, dtype=np.float64), xp, device=device_of(d))
     if tuple(w.shape) != tuple(d.shape):
-        raise InvalidInputError(f"weights callable returned shape {tuple(w.shape)} for distances "
-                                f"of shape {tuple(d.shape)}; it must keep the shape")
+        raise InvalidInputError(
+            f"weights callable returned shape {tuple(w.shape)} for distances "
+            f"of shape {tuple(d.shape)}; it must keep the shape"
+        )
     return xp.astype(w, xp.float64)
 
 
@@ -78,8 +85,9 @@ class _NeighborsRegression(RegressorMixin, BaseEstimator):
         if w == "distance" and self.metric == "inner":
             raise InvalidInputError("weights='distance' is undefined for metric='inner'")
         wm = self.working_memory
-        if wm is not None and (isinstance(wm, bool) or not isinstance(wm, (int, float))
-                               or not (math.isfinite(wm) and wm > 0)):
+        if wm is not None and (
+            isinstance(wm, bool) or not isinstance(wm, (int, float)) or not (math.isfinite(wm) and wm > 0)
+        ):
             raise InvalidInputError(f"working_memory must be a positive number of bytes, got {wm!r}")
         if y is None:
             raise InvalidInputError(f"{type(self).__name__} requires y to be passed, but the target y is None")
@@ -87,10 +95,15 @@ class _NeighborsRegression(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=True, xp=xp)
         # y follows X (scikit-learn's array-API rule, as the classifiers' labels do): host
         # targets, or targets of another namespace or device, are moved to X's.
-        if (isinstance(y, np.ndarray) or not array_api_compat.is_array_api_obj(y)
-                or array_namespace(y) is not xp or device_of(y) != device_of(X)):
-            y = from_numpy(to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y),
-                           xp, device=device_of(X))
+        if (
+            isinstance(y, np.ndarray)
+            or not array_api_compat.is_array_api_obj(y)
+            or array_namespace(y) is not xp
+            or device_of(y) != device_of(X)
+        ):
+            y = from_numpy(
+                to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y), xp, device=device_of(X)
+            )
         if y.ndim not in (1, 2):
             raise InvalidInputError(f"y must be 1-D or 2-D, got shape {tuple(y.shape)}")
         y = validate_matrix(y, xp, name="y", ndim=y.ndim, device=device_of(X))
@@ -107,8 +120,7 @@ class _NeighborsRegression(RegressorMixin, BaseEstimator):
     def _check_query(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "_fit_X")
         xp = array_namespace(self._fit_X)
-        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype,
-                          device=device_of(self._fit_X))
+        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype, device=device_of(self._fit_X))
         return X, xp
 
     def _targets(self, xp: Any) -> Any:
@@ -169,15 +181,22 @@ class KNeighborsRegressor(_NeighborsRegression):
     array([0.5])
     """
 
-    def __init__(self, n_neighbors: int = 5, *, weights: Any = "uniform", metric: str = "euclidean",
-                 algorithm: str = "auto", working_memory: int | None = None):
+    def __init__(
+        self,
+        n_neighbors: int = 5,
+        *,
+        weights: Any = "uniform",
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.metric = metric
         self.algorithm = algorithm
         self.working_memory = working_memory
 
-    def fit(self, X: Any, y: Any) -> "KNeighborsRegressor":
+    def fit(self, X: Any, y: Any) -> KNeighborsRegressor:
         """Store the validated training rows X (n, d) and targets y (n,) or (n, n_outputs)."""
         check_int(self.n_neighbors, name="n_neighbors", low=1)
         self._fit_data(X, y)
@@ -186,13 +205,22 @@ class KNeighborsRegressor(_NeighborsRegression):
     def _k(self, n_neighbors: Any, n_queries: int) -> int:
         k = check_int(self.n_neighbors if n_neighbors is None else n_neighbors, name="n_neighbors", low=1)
         if k > self.n_samples_fit_:
-            raise InvalidInputError(f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {k}, "
-                                    f"n_samples_fit = {self.n_samples_fit_}, n_samples = {n_queries}")
+            raise InvalidInputError(
+                f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {k}, "
+                f"n_samples_fit = {self.n_samples_fit_}, n_samples = {n_queries}"
+            )
         return k
 
     def _neighbors(self, X: Any, k: int) -> Any:
-        return neighbors(X, self._ref if self._ref is not None else self._fit_X, k, metric=self.metric,
-                         algorithm=self._fit_method, working_memory=self.working_memory, tree=self._tree)
+        return neighbors(
+            X,
+            self._ref if self._ref is not None else self._fit_X,
+            k,
+            metric=self.metric,
+            algorithm=self._fit_method,
+            working_memory=self.working_memory,
+            tree=self._tree,
+        )
 
     def kneighbors(self, X: Any, n_neighbors: int | None = None, return_distance: bool = True):
         """``(distances, indices)`` of the nearest training rows, each (n_queries, k), or
@@ -264,15 +292,22 @@ class RadiusNeighborsRegressor(_NeighborsRegression):
     array([0.5])
     """
 
-    def __init__(self, radius: float = 1.0, *, weights: Any = "uniform", metric: str = "euclidean",
-                 algorithm: str = "auto", working_memory: int | None = None):
+    def __init__(
+        self,
+        radius: float = 1.0,
+        *,
+        weights: Any = "uniform",
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
         self.radius = radius
         self.weights = weights
         self.metric = metric
         self.algorithm = algorithm
         self.working_memory = working_memory
 
-    def fit(self, X: Any, y: Any) -> "RadiusNeighborsRegressor":
+    def fit(self, X: Any, y: Any) -> RadiusNeighborsRegressor:
         """Store the validated training rows X (n, d) and targets y (n,) or (n, n_outputs)."""
         if self.metric == "inner":
             raise InvalidInputError("RadiusNeighborsRegressor needs a distance; metric='inner' is not one")
@@ -308,7 +343,7 @@ class RadiusNeighborsRegressor(_NeighborsRegression):
         rows, radius = self._rows_per_block(X.shape[0], xp), float(self.radius)
         parts = []
         for b0 in range(0, X.shape[0], rows):
-            Xb = X[b0: min(b0 + rows, X.shape[0]), :]
+            Xb = X[b0 : min(b0 + rows, X.shape[0]), :]
             if self._fit_method == "kd_tree":
                 parts.append(self._sums_kdtree(Xb, to_numpy(Y1), radius))
             else:
@@ -323,7 +358,8 @@ class RadiusNeighborsRegressor(_NeighborsRegression):
             warnings.warn(
                 "One or more samples have no neighbors within specified radius; predicting NaN "
                 f"({bad.size} of {X.shape[0]} query rows, radius={self.radius}: {shown})",
-                EmptyNeighborhoodWarning, stacklevel=3,
+                EmptyNeighborhoodWarning,
+                stacklevel=3,
             )
         return pred
 
@@ -334,8 +370,7 @@ class RadiusNeighborsRegressor(_NeighborsRegression):
         r_tree = math.sqrt(radius) if self.metric == "sqeuclidean" else radius
         Xh = np.asarray(Xb, dtype=np.float64)
         # A hair beyond the radius: membership is decided below on the exact distances.
-        pairs = cKDTree(Xh).sparse_distance_matrix(self._tree, r_tree * (1 + 1e-9) + 1e-300,
-                                                   output_type="ndarray")
+        pairs = cKDTree(Xh).sparse_distance_matrix(self._tree, r_tree * (1 + 1e-9) + 1e-300, output_type="ndarray")
         qi, rj = pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
         d = sqdist64(Xh[qi], self._tree.data[rj])  # the brute path's exact arithmetic
         if self.metric == "euclidean":
@@ -351,8 +386,7 @@ class RadiusNeighborsRegressor(_NeighborsRegression):
             w = np.where(has_zero[qi], (d == 0).astype(np.float64), 1.0 / np.where(d == 0, 1.0, d))
         else:
             w = to_numpy(_call_weights(self.weights, d.astype(Xb.dtype), array_namespace(d)))
-        return np.stack([np.bincount(qi, weights=w * Y1[rj, j], minlength=n)
-                         for j in range(Y1.shape[1])], axis=1)
+        return np.stack([np.bincount(qi, weights=w * Y1[rj, j], minlength=n) for j in range(Y1.shape[1])], axis=1)
 
 
 def _radius_block(Xb: Any, ref: Any, radius: float, xp: Any) -> tuple[Any, Any]:
@@ -366,10 +400,7 @@ def _radius_block(Xb: Any, ref: Any, radius: float, xp: Any) -> tuple[Any, Any]:
     metric = ref.metric
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, Xb.dtype)
     S = xp.astype(score_tile(q_rows, ref.block(0, ref.shape[0], Xb.dtype).T), xp.float64)
-    u, eta = matmul_unit_roundoff(Xb.dtype, xp)
-    e = tile_error_bound(metric, q_norm, ref.ref_max, width=ref.width, n_features=ref.shape[1],
-                         u=u, eta=eta, key_scale=ref.key_scale,
-                         q_kappa=row_kappa(q_stats, ref.shape[1]))[:, None]
+    e = reference_bound(ref, q_norm, q_stats, Xb.dtype)[:, None]
     euclid = metric in _EUCLID
 
     def units(key):  # a key in tile units, (rows, 1)
@@ -383,8 +414,9 @@ def _radius_block(Xb: Any, ref: Any, radius: float, xp: Any) -> tuple[Any, Any]:
     if flat.shape[0]:
         n_ref = S.shape[1]
         r, c = flat // n_ref, flat % n_ref
-        keys = exact_keys(xp.take(Xb, r, axis=0), ref.data, c[:, None], metric, ref.stats,
-                          q_stats=take_stats(q_stats, r))[:, 0]
+        keys = exact_keys(
+            xp.take(Xb, r, axis=0), ref.data, c[:, None], metric, ref.stats, q_stats=take_stats(q_stats, r)
+        )[:, 0]
         # Scatter the exact keys back: position of each unsure entry among the unsure ones.
         pos = xp.clip(xp.cumulative_sum(xp.astype(flat_unsure, xp.int64)) - 1, min=0)
         key_t = xp.reshape(xp.where(flat_unsure, xp.take(keys, pos), xp.reshape(key_t, (-1,))), S.shape)

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ._delegation import on_input_device
 from ._backend import array_namespace, check_int, device_of, from_numpy, host_array, to_numpy
+from ._delegation import on_input_device
 from .errors import InvalidInputError
 from .ops.rows import replace_rows
 
@@ -74,7 +75,8 @@ def check_k_values(ks: Any, *, name: str = "ks", high: int | None = None, low: i
             v = None
         if v is None:
             raise InvalidInputError(
-                f"{name} must hold integers (k is a count of neighbours), got {k!r} in {list(ks)!r}")
+                f"{name} must hold integers (k is a count of neighbours), got {k!r} in {list(ks)!r}"
+            )
         out.append(v)
     if not out:
         raise InvalidInputError(f"{name} is empty: give at least one k")
@@ -95,20 +97,18 @@ def _check_vote_input(neighbor_labels: Any, n_classes: Any, distances: Any, xp: 
     if not hasattr(neighbor_labels, "shape"):
         neighbor_labels = from_numpy(host_array(neighbor_labels, name="neighbor_labels"), xp)
     if neighbor_labels.ndim != 2:
-        raise InvalidInputError(
-            f"neighbor_labels must be 2-D (n, k_max), got shape {tuple(neighbor_labels.shape)}")
+        raise InvalidInputError(f"neighbor_labels must be 2-D (n, k_max), got shape {tuple(neighbor_labels.shape)}")
     if not xp.isdtype(neighbor_labels.dtype, "integral"):
-        raise InvalidInputError(
-            f"neighbor_labels must hold integer class indices, got dtype {neighbor_labels.dtype}")
+        raise InvalidInputError(f"neighbor_labels must hold integer class indices, got dtype {neighbor_labels.dtype}")
     n_classes = check_int(n_classes, name="n_classes", low=1)
     if distances is not None:
         if not hasattr(distances, "shape"):
-            distances = from_numpy(host_array(distances, name="distances"), xp,
-                                   device=device_of(neighbor_labels))
+            distances = from_numpy(host_array(distances, name="distances"), xp, device=device_of(neighbor_labels))
         if tuple(distances.shape) != tuple(neighbor_labels.shape):
             raise InvalidInputError(
                 f"distances must have the shape of neighbor_labels {tuple(neighbor_labels.shape)}, "
-                f"got {tuple(distances.shape)}")
+                f"got {tuple(distances.shape)}"
+            )
         if not (xp.isdtype(distances.dtype, "real floating") or xp.isdtype(distances.dtype, "integral")):
             raise InvalidInputError(f"distances must be real numbers, got dtype {distances.dtype}")
     if math.prod(neighbor_labels.shape):  # one transfer: label range and the smallest distance
@@ -119,7 +119,8 @@ def _check_vote_input(neighbor_labels: Any, n_classes: Any, distances: Any, xp: 
         if vals[0] < 0 or vals[1] >= n_classes:
             raise InvalidInputError(
                 f"neighbor_labels must be class indices in [0, {n_classes - 1}] (n_classes = "
-                f"{n_classes}), got values in [{int(vals[0])}, {int(vals[1])}]")
+                f"{n_classes}), got values in [{int(vals[0])}, {int(vals[1])}]"
+            )
         if distances is not None and math.isnan(vals[2]):
             raise InvalidInputError("distances contain NaN")
         if distances is not None and vals[2] < 0:
@@ -184,14 +185,24 @@ def vote_counts(
     n, k_max = neighbor_labels.shape
     ks_list = _check_ks(ks, k_max)
     if n == 0:  # no rows: no votes (and nothing to concatenate)
-        return xp.zeros((len(ks_list), 0, n_classes), dtype=xp.int64 if weights == "uniform" else xp.float64,
-                        device=device_of(neighbor_labels))
+        return xp.zeros(
+            (len(ks_list), 0, n_classes),
+            dtype=xp.int64 if weights == "uniform" else xp.float64,
+            device=device_of(neighbor_labels),
+        )
     w = _neighbor_weights(distances, weights, xp)
     k_idx = xp.asarray([k - 1 for k in ks_list], device=device_of(neighbor_labels))
     block = max(1, min(n, int(max_bytes) // max(1, k_max * n_classes * 8)))
-    out = [_cumulative(neighbor_labels[b0 : min(b0 + block, n), :],
-                       None if w is None else w[b0 : min(b0 + block, n), :], k_idx, n_classes, xp)
-           for b0 in range(0, n, block)]
+    out = [
+        _cumulative(
+            neighbor_labels[b0 : min(b0 + block, n), :],
+            None if w is None else w[b0 : min(b0 + block, n), :],
+            k_idx,
+            n_classes,
+            xp,
+        )
+        for b0 in range(0, n, block)
+    ]
     counts = out[0] if len(out) == 1 else xp.concat(out, axis=0)
     if w is None:
         counts = xp.astype(counts, xp.int64)
@@ -270,8 +281,9 @@ def votes_for_many_k(
         tot = _cumulative(lab, _neighbor_weights(distances[b0:b1, :], weights, xp), k_idx, n_classes, xp)
         pred = xp.argmax(tot, axis=2)
         if bounds is not None:
-            unsure = _interval_unsure(tot, pred, distances[b0:b1, :], bounds[0][b0:b1, :],
-                                      bounds[1][b0:b1, :], ks_list, xp)
+            unsure = _interval_unsure(
+                tot, pred, distances[b0:b1, :], bounds[0][b0:b1, :], bounds[1][b0:b1, :], ks_list, xp
+            )
         else:
             unsure = _rounding_unsure(tot, pred, ks_list, xp)
         preds.append(pred)
@@ -282,8 +294,9 @@ def votes_for_many_k(
     unsure = hinges[0] if len(hinges) == 1 else xp.concat(hinges, axis=0)
     rows = xp.nonzero(xp.any(unsure, axis=1))[0]
     if rows.shape[0]:
-        pred = _settle(neighbor_labels, distances, rows, pred, ks_list, n_classes,
-                       refine if bounds is not None else None, xp)
+        pred = _settle(
+            neighbor_labels, distances, rows, pred, ks_list, n_classes, refine if bounds is not None else None, xp
+        )
     return xp.astype(xp.permute_dims(pred, (1, 0)), xp.int64)
 
 

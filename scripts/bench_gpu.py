@@ -35,9 +35,10 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from _timing import best_of, timed_sweep
@@ -87,12 +88,34 @@ class Sizes:
     sweep_full: bool  # the CLI's default study, or a tiny grid
 
 
-FULL = Sizes(copy_mib=1024, gemm_n=8192, floor_repeat=10, knn_queries=10_000, knn_refs=60_000,
-             k=10, k_large=1000, large_refs=10_000_000, large_queries=1000, large_dim=128,
-             repeat=3, sweep_full=True)
-DRY = Sizes(copy_mib=8, gemm_n=256, floor_repeat=3, knn_queries=200, knn_refs=2000, k=10,
-            k_large=50, large_refs=20_000, large_queries=100, large_dim=128, repeat=2,
-            sweep_full=False)
+FULL = Sizes(
+    copy_mib=1024,
+    gemm_n=8192,
+    floor_repeat=10,
+    knn_queries=10_000,
+    knn_refs=60_000,
+    k=10,
+    k_large=1000,
+    large_refs=10_000_000,
+    large_queries=1000,
+    large_dim=128,
+    repeat=3,
+    sweep_full=True,
+)
+DRY = Sizes(
+    copy_mib=8,
+    gemm_n=256,
+    floor_repeat=3,
+    knn_queries=200,
+    knn_refs=2000,
+    k=10,
+    k_large=50,
+    large_refs=20_000,
+    large_queries=100,
+    large_dim=128,
+    repeat=2,
+    sweep_full=False,
+)
 
 
 @dataclass
@@ -188,20 +211,21 @@ def choose_namespace(device: str) -> tuple[Any, Any, bool, str]:
         return xp, cupy, True, "CuPy on the CUDA device"
     note = "NumPy on the CPU"
     if device == "auto":
-        note += (" -- no usable CuPy/CUDA device found, so these are CPU figures and say "
-                 "nothing about the GPU")
+        note += " -- no usable CuPy/CUDA device found, so these are CPU figures and say nothing about the GPU"
     return xp, np, False, note
 
 
 def device_info(ctx: Context) -> dict:
     """Device name, driver and memory as nvidia-smi and CuPy report them."""
-    info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(),
-                            "cpu_count": os.cpu_count()}
+    info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(), "cpu_count": os.cpu_count()}
     if shutil.which("nvidia-smi"):
         try:
             out = subprocess.run(
-                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                 "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             if out.returncode == 0 and out.stdout.strip():
                 name, driver, memory = (s.strip() for s in out.stdout.splitlines()[0].split(","))
                 info.update(gpu=name, driver=driver, gpu_memory=memory)
@@ -225,9 +249,14 @@ def versions(ctx: Context) -> dict:
 
     import gpuknn
 
-    v = {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-         "array_api_compat": array_api_compat.__version__, "gpuknn": gpuknn.__version__,
-         "gpuknn_path": str(Path(gpuknn.__file__).parent)}
+    v = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "array_api_compat": array_api_compat.__version__,
+        "gpuknn": gpuknn.__version__,
+        "gpuknn_path": str(Path(gpuknn.__file__).parent),
+    }
     for name in ("cupy", "torch"):
         mod = sys.modules.get(name)
         if mod is not None:
@@ -255,8 +284,8 @@ def load_data(ctx: Context, data_dir: str | None) -> dict:
     t0 = time.perf_counter()
     try:
         Xtr, ytr, Xte, yte = gpuknn.load_fashion_mnist(
-            data_dir=data_dir, dtype="float32", xp=ctx.xp,
-            subset=None if not ctx.dry else (s.knn_refs, s.knn_queries))
+            data_dir=data_dir, dtype="float32", xp=ctx.xp, subset=None if not ctx.dry else (s.knn_refs, s.knn_queries)
+        )
         where = gpuknn.datasets.find_fashion_mnist(data_dir)
         source, real = f"Fashion-MNIST from {where}", True
     except GpuknnError as exc:  # not found (or damaged): the kneighbors parts still run
@@ -266,8 +295,15 @@ def load_data(ctx: Context, data_dir: str | None) -> dict:
         first = str(exc).splitlines()[0]
         source, real = f"random normal rows of Fashion-MNIST's shape ({first})", False
     ctx.sync()
-    return {"Xtr": Xtr, "ytr": ytr, "Xte": Xte, "yte": yte, "source": source, "real": real,
-            "load_seconds": time.perf_counter() - t0}
+    return {
+        "Xtr": Xtr,
+        "ytr": ytr,
+        "Xte": Xte,
+        "yte": yte,
+        "source": source,
+        "real": real,
+        "load_seconds": time.perf_counter() - t0,
+    }
 
 
 # --------------------------------------------------------------------------- parts
@@ -279,11 +315,18 @@ def part_copy(ctx: Context) -> dict:
     dst = ctx.raw.empty_like(src)
     t, _ = timed(ctx, lambda: ctx.raw.copyto(dst, src), ctx.sizes.floor_repeat, warmup=3)
     moved = 2 * src.nbytes  # read once, written once
-    return {"figures": {"copy rate": fig(moved / t / 1e9, "GB/s"),
-                        "bytes moved per copy": fig(moved, "B"), "time per copy": fig(t, "s")},
-            "notes": [f"{src.nbytes >> 20} MiB float32 array copied into another; bytes "
-                      "counted read + written; best of "
-                      f"{ctx.sizes.floor_repeat} after 3 warm-ups"]}
+    return {
+        "figures": {
+            "copy rate": fig(moved / t / 1e9, "GB/s"),
+            "bytes moved per copy": fig(moved, "B"),
+            "time per copy": fig(t, "s"),
+        },
+        "notes": [
+            f"{src.nbytes >> 20} MiB float32 array copied into another; bytes "
+            "counted read + written; best of "
+            f"{ctx.sizes.floor_repeat} after 3 warm-ups"
+        ],
+    }
 
 
 def gemm_figures(t: float, n: int) -> dict:
@@ -296,9 +339,13 @@ def part_gemm_fp32(ctx: Context) -> dict:
     t, _ = timed(ctx, lambda: a @ b, ctx.sizes.floor_repeat, warmup=3)
     lib = "CuPy" if ctx.on_gpu else "NumPy"
     tf32 = os.environ.get("CUPY_TF32", "0")
-    return {"figures": gemm_figures(t, n),
-            "notes": [f"{lib} float32 {n} x {n} x {n} matmul, best of {ctx.sizes.floor_repeat} "
-                      f"after 3 warm-ups" + (f"; CUPY_TF32={tf32}" if ctx.on_gpu else "")]}
+    return {
+        "figures": gemm_figures(t, n),
+        "notes": [
+            f"{lib} float32 {n} x {n} x {n} matmul, best of {ctx.sizes.floor_repeat} "
+            f"after 3 warm-ups" + (f"; CUPY_TF32={tf32}" if ctx.on_gpu else "")
+        ],
+    }
 
 
 @contextlib.contextmanager
@@ -337,18 +384,23 @@ def part_gemm_tf32(ctx: Context) -> dict:
         t_fp32 = torch_gemm(ctx, "float32")
     out = gemm_figures(t_tf32, n)
     out["torch fp32 (TF32 off) TFLOP/s, for comparison"] = fig(2 * n**3 / t_fp32 / 1e12, "TFLOP/s")
-    return {"figures": out,
-            "notes": [f"torch.mm of float32 {n} x {n} with torch.backends.cuda.matmul.allow_tf32 "
-                      f"= True, best of {ctx.sizes.floor_repeat} after 3 warm-ups"]}
+    return {
+        "figures": out,
+        "notes": [
+            f"torch.mm of float32 {n} x {n} with torch.backends.cuda.matmul.allow_tf32 "
+            f"= True, best of {ctx.sizes.floor_repeat} after 3 warm-ups"
+        ],
+    }
 
 
 def part_gemm_bf16(ctx: Context) -> dict:
     need_torch(ctx)
     n = ctx.sizes.gemm_n
     t = torch_gemm(ctx, "bfloat16")
-    return {"figures": gemm_figures(t, n),
-            "notes": [f"torch.mm of bfloat16 {n} x {n}, best of {ctx.sizes.floor_repeat} "
-                      "after 3 warm-ups"]}
+    return {
+        "figures": gemm_figures(t, n),
+        "notes": [f"torch.mm of bfloat16 {n} x {n}, best of {ctx.sizes.floor_repeat} after 3 warm-ups"],
+    }
 
 
 def knn_problem(ctx: Context) -> tuple[Any, Any]:
@@ -357,8 +409,10 @@ def knn_problem(ctx: Context) -> tuple[Any, Any]:
 
 
 def shape_note(ctx: Context, Q: Any, R: Any, k: int, metric: str) -> str:
-    return (f"{Q.shape[0]} queries x {R.shape[0]} references x {Q.shape[1]} features, float32, "
-            f"k = {k}, metric {metric}; data: {ctx.data['source']}")
+    return (
+        f"{Q.shape[0]} queries x {R.shape[0]} references x {Q.shape[1]} features, float32, "
+        f"k = {k}, metric {metric}; data: {ctx.data['source']}"
+    )
 
 
 def part_kneighbors(ctx: Context) -> dict:
@@ -370,11 +424,17 @@ def part_kneighbors(ctx: Context) -> dict:
     t_gemm, _ = timed(ctx, lambda: Q @ R.T, rep)
     t, (_, idx) = timed(ctx, lambda: gpuknn.kneighbors(Q, R, k, metric="correlation"), rep)
     ctx.data["knn_indices"] = to_numpy(idx)
-    return {"figures": {"gpuknn": fig(t, "s"), "fp32 GEMM Q @ R.T (floor)": fig(t_gemm, "s"),
-                        "gpuknn / fp32 GEMM floor": fig(t / t_gemm, "x")},
-            "notes": [shape_note(ctx, Q, R, k, "correlation"),
-                      f"best of {rep} after a warm-up; row preparation and validation included; "
-                      "default working_memory"]}
+    return {
+        "figures": {
+            "gpuknn": fig(t, "s"),
+            "fp32 GEMM Q @ R.T (floor)": fig(t_gemm, "s"),
+            "gpuknn / fp32 GEMM floor": fig(t / t_gemm, "x"),
+        },
+        "notes": [
+            shape_note(ctx, Q, R, k, "correlation"),
+            f"best of {rep} after a warm-up; row preparation and validation included; default working_memory",
+        ],
+    }
 
 
 def to_torch(ctx: Context, a: Any) -> Any:
@@ -397,8 +457,10 @@ def part_torch_topk(ctx: Context) -> dict:
     with torch_tf32(torch, False):  # fp32, as gpuknn's tiles
         t, (_, idx) = timed(ctx, lambda: torch.topk(Qt @ Rt.T, k, dim=1), rep)
     figures = {"torch mm + topk": fig(t, "s")}
-    notes = [f"{Qt.shape[0]} x {Rt.shape[0]} x {Qt.shape[1]} fp32 torch.mm then torch.topk, "
-             f"best of {rep} after a warm-up; row preparation not timed"]
+    notes = [
+        f"{Qt.shape[0]} x {Rt.shape[0]} x {Qt.shape[1]} fp32 torch.mm then torch.topk, "
+        f"best of {rep} after a warm-up; row preparation not timed"
+    ]
     t_g = ctx.report["parts"]["kneighbors"].get("figures", {}).get("gpuknn")
     if t_g is not None:
         figures["torch / gpuknn"] = fig(t / t_g["value"], "x")
@@ -421,8 +483,7 @@ def sweep_data(ctx: Context) -> tuple[Any, Any, Any, Any, str]:
     if d["real"]:
         return d["Xtr"], d["ytr"], d["Xte"], d["yte"], d["source"]
     if not ctx.dry:
-        raise Skip("Fashion-MNIST not found (the study needs the real data): "
-                   + d["source"])
+        raise Skip("Fashion-MNIST not found (the study needs the real data): " + d["source"])
     from gpuknn.datasets import make_fashion_mnist_like
 
     Xtr, ytr, Xte, yte = make_fashion_mnist_like(600, 100, random_state=0, xp=ctx.xp)
@@ -439,13 +500,17 @@ def part_sweep(ctx: Context) -> dict:
     from gpuknn.studies.fashion_sweep import SweepConfig
 
     Xtr, ytr, Xte, yte, source = sweep_data(ctx)
-    notes = [f"run_sweep (what `gpuknn sweep` calls) on {Xtr.shape[0]} training / "
-             f"{Xte.shape[0]} test images already on the device; data load excluded; "
-             f"data: {source}"]
+    notes = [
+        f"run_sweep (what `gpuknn sweep` calls) on {Xtr.shape[0]} training / "
+        f"{Xte.shape[0]} test images already on the device; data load excluded; "
+        f"data: {source}"
+    ]
     if ctx.sizes.sweep_full:
         config = SweepConfig()  # the CLI's defaults
-        notes.append("the CLI's default study: 5 folds, raw k 1..300, (k, p) k 1..30 over "
-                     f"{len(config.ps)} PCA sizes, both weightings, final test")
+        notes.append(
+            "the CLI's default study: 5 folds, raw k 1..300, (k, p) k 1..30 over "
+            f"{len(config.ps)} PCA sizes, both weightings, final test"
+        )
         # A small study first compiles the kernels a fresh machine lacks (CuPy caches them
         # on disk), so the timed run measures the study and not the compiler.
         timed_sweep(Xtr[:3000], ytr[:3000], Xte[:500], yte[:500], tiny_config())
@@ -457,8 +522,10 @@ def part_sweep(ctx: Context) -> dict:
     total, stages, res = timed_sweep(Xtr, ytr, Xte, yte, config)
     figures = {"study": fig(total, "s")}
     figures.update({f"stage: {name}": fig(t, "s") for name, t in stages.items()})
-    result = {key: res[key] for key in ("k_best", "p_best", "weights_best", "cv_accuracy_best",
-                                        "test_accuracy", "test_macro_f1")}
+    result = {
+        key: res[key]
+        for key in ("k_best", "p_best", "weights_best", "cv_accuracy_best", "test_accuracy", "test_macro_f1")
+    }
     return {"figures": figures, "notes": notes, "result": result}
 
 
@@ -475,9 +542,10 @@ def part_kneighbors_k1000(ctx: Context) -> dict:
     t_10 = ctx.report["parts"]["kneighbors"].get("figures", {}).get("gpuknn")
     if t_10 is not None:
         figures[f"time / time at k = {ctx.sizes.k}"] = fig(t / t_10["value"], "x")
-    return {"figures": figures,
-            "notes": [shape_note(ctx, Q, R, k, "correlation"),
-                      "one run after a warm-up on 100 queries"]}
+    return {
+        "figures": figures,
+        "notes": [shape_note(ctx, Q, R, k, "correlation"), "one run after a warm-up on 100 queries"],
+    }
 
 
 def large_ref_rows(ctx: Context) -> tuple[int, list[str]]:
@@ -491,8 +559,9 @@ def large_ref_rows(ctx: Context) -> tuple[int, list[str]]:
     # must fit; a reference of 40 % of the free memory leaves room for both.
     if free is not None and n * s.large_dim * 4 > 0.4 * free:
         n = int(0.4 * free) // (s.large_dim * 4) // 100_000 * 100_000
-        notes.append(f"scaled down from {s.large_refs} to {n} reference rows: "
-                     f"{free / 2**30:.1f} GiB free on the device")
+        notes.append(
+            f"scaled down from {s.large_refs} to {n} reference rows: {free / 2**30:.1f} GiB free on the device"
+        )
     if n < s.k:
         raise Skip(f"only {free} bytes free on the device")
     return n, notes
@@ -509,19 +578,30 @@ def part_kneighbors_large_ref(ctx: Context) -> dict:
     gpuknn.kneighbors(Q[:10], R[: min(n, 100_000)], s.k, metric="euclidean")  # warm-up
     t, _ = timed(ctx, lambda: gpuknn.kneighbors(Q, R, s.k, metric="euclidean"), 1, warmup=0)
     flops = 2.0 * s.large_queries * n * s.large_dim
-    notes = [f"{s.large_queries} queries x {n} references x {s.large_dim} features, float32, "
-             f"k = {s.k}, metric euclidean; seeded random normal rows generated on the device",
-             "one run after a warm-up on 10 queries"] + notes
-    return {"figures": {"gpuknn": fig(t, "s"),
-                        "query-reference pairs per second": fig(s.large_queries * n / t, "pairs/s"),
-                        "GEMM-equivalent rate": fig(flops / t / 1e12, "TFLOP/s")},
-            "notes": notes}
+    notes = [
+        f"{s.large_queries} queries x {n} references x {s.large_dim} features, float32, "
+        f"k = {s.k}, metric euclidean; seeded random normal rows generated on the device",
+        "one run after a warm-up on 10 queries",
+    ] + notes
+    return {
+        "figures": {
+            "gpuknn": fig(t, "s"),
+            "query-reference pairs per second": fig(s.large_queries * n / t, "pairs/s"),
+            "GEMM-equivalent rate": fig(flops / t / 1e12, "TFLOP/s"),
+        },
+        "notes": notes,
+    }
 
 
 RUNNERS: dict[str, Callable[[Context], dict]] = {
-    "copy": part_copy, "gemm_fp32": part_gemm_fp32, "gemm_tf32": part_gemm_tf32,
-    "gemm_bf16": part_gemm_bf16, "kneighbors": part_kneighbors, "torch_topk": part_torch_topk,
-    "sweep": part_sweep, "kneighbors_k1000": part_kneighbors_k1000,
+    "copy": part_copy,
+    "gemm_fp32": part_gemm_fp32,
+    "gemm_tf32": part_gemm_tf32,
+    "gemm_bf16": part_gemm_bf16,
+    "kneighbors": part_kneighbors,
+    "torch_topk": part_torch_topk,
+    "sweep": part_sweep,
+    "kneighbors_k1000": part_kneighbors_k1000,
     "kneighbors_large_ref": part_kneighbors_large_ref,
 }
 
@@ -538,8 +618,7 @@ def targets(report: dict) -> list[dict]:
         met = None
         if judged and value is not None:
             met = value <= bound if op == "<=" else value >= bound
-        rows.append({"target": text, "part": part, "figure": name, "bound": bound,
-                     "measured": value, "met": met})
+        rows.append({"target": text, "part": part, "figure": name, "bound": bound, "measured": value, "met": met})
     return rows
 
 
@@ -551,29 +630,35 @@ def md_header(m: dict) -> list[str]:
     """Title, mode and the table of device, driver, versions and data."""
     dev = m["device"]
     title = dev.get("gpu") or f"{dev['cpu']} ({dev['cpu_count']} cores, no GPU)"
-    mode = ("dry run: tiny sizes, a check of the script -- the figures say nothing about speed"
-            if m["dry_run"] else "full sizes")
+    mode = (
+        "dry run: tiny sizes, a check of the script -- the figures say nothing about speed"
+        if m["dry_run"]
+        else "full sizes"
+    )
     versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if k != "gpuknn_path")
-    return [f"# GPU check: gpuknn on {title}", "",
-            f"Measured by `scripts/bench_gpu.py` at {m['started_utc']} ({mode}).", "",
-            "| item | value |", "| --- | --- |",
-            f"| arrays | {m['namespace']} |",
-            f"| device | {title}; memory {dev.get('gpu_memory', '-')}; compute capability "
-            f"{dev.get('compute_capability', '-')} |",
-            f"| driver | {dev.get('driver', '-')} (CUDA runtime {dev.get('cuda_runtime', '-')}, "
-            f"driver API {dev.get('cuda_driver_api', '-')}) |",
-            f"| host | {dev['cpu']}, {dev['cpu_count']} cores |",
-            f"| versions | {versions} |",
-            f"| gpuknn imported from | {m['versions'].get('gpuknn_path', '-')} |",
-            f"| torch | {m['torch']} |",
-            f"| data | {m.get('data', '-')} |",
-            f"| data load (excluded from every figure) | "
-            f"{fmt(m.get('data_load_seconds', float('nan')))} s |"]
+    return [
+        f"# GPU check: gpuknn on {title}",
+        "",
+        f"Measured by `scripts/bench_gpu.py` at {m['started_utc']} ({mode}).",
+        "",
+        "| item | value |",
+        "| --- | --- |",
+        f"| arrays | {m['namespace']} |",
+        f"| device | {title}; memory {dev.get('gpu_memory', '-')}; compute capability "
+        f"{dev.get('compute_capability', '-')} |",
+        f"| driver | {dev.get('driver', '-')} (CUDA runtime {dev.get('cuda_runtime', '-')}, "
+        f"driver API {dev.get('cuda_driver_api', '-')}) |",
+        f"| host | {dev['cpu']}, {dev['cpu_count']} cores |",
+        f"| versions | {versions} |",
+        f"| gpuknn imported from | {m['versions'].get('gpuknn_path', '-')} |",
+        f"| torch | {m['torch']} |",
+        f"| data | {m.get('data', '-')} |",
+        f"| data load (excluded from every figure) | {fmt(m.get('data_load_seconds', float('nan')))} s |",
+    ]
 
 
 def md_targets(report: dict) -> list[str]:
-    lines = ["", "## Targets (issue 17)", "", "| target | measured | met |",
-             "| --- | ---: | --- |"]
+    lines = ["", "## Targets (issue 17)", "", "| target | measured | met |", "| --- | ---: | --- |"]
     for t in report["targets"]:
         unit = report["parts"][t["part"]].get("figures", {}).get(t["figure"], {}).get("unit", "")
         measured = "-" if t["measured"] is None else f"{fmt(t['measured'])} {unit}"
@@ -592,8 +677,10 @@ def md_part(name: str, part: dict) -> list[str]:
         lines += ["", "| figure | value | unit |", "| --- | ---: | --- |"]
         lines += [f"| {k} | {fmt(f['value'])} | {f['unit']} |" for k, f in part["figures"].items()]
     if part.get("result"):
-        lines += ["", "result: " + ", ".join(
-            f"{k} = {fmt(v) if isinstance(v, float) else v}" for k, v in part["result"].items())]
+        lines += [
+            "",
+            "result: " + ", ".join(f"{k} = {fmt(v) if isinstance(v, float) else v}" for k, v in part["result"].items()),
+        ]
     return lines
 
 
@@ -622,8 +709,7 @@ def run_part(ctx: Context, name: str, deadline: float | None) -> None:
     except Skip as exc:
         part.update(status="skipped", notes=[str(exc)])
     except Exception as exc:  # noqa: BLE001 - one failing part must not stop the others
-        part.update(status="error", error=f"{type(exc).__name__}: {exc}",
-                    traceback=traceback.format_exc(limit=8))
+        part.update(status="error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8))
         print(f"[{name}] {type(exc).__name__}: {exc}", file=sys.stderr)
     finally:
         part["seconds_in_part"] = time.perf_counter() - t0
@@ -654,10 +740,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="gpu_report", help="directory of the two reports")
     ap.add_argument("--dry-run", action="store_true", help="every part at tiny sizes (CI)")
-    ap.add_argument("--device", choices=["auto", "cpu", "gpu"], default=None,
-                    help="default: auto (CuPy when usable), cpu with --dry-run")
-    ap.add_argument("--budget", type=float, default=None, metavar="S",
-                    help="start no part after S seconds (the parts still to run are skipped)")
+    ap.add_argument(
+        "--device",
+        choices=["auto", "cpu", "gpu"],
+        default=None,
+        help="default: auto (CuPy when usable), cpu with --dry-run",
+    )
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="S",
+        help="start no part after S seconds (the parts still to run are skipped)",
+    )
     ap.add_argument("--data-dir", default=None, help="directory with the Fashion-MNIST IDX files")
     return ap.parse_args(argv)
 
@@ -671,17 +766,30 @@ def new_context(args: argparse.Namespace) -> Context:
     xp, raw, on_gpu, ns_note = choose_namespace(device)
     print(f"arrays: {ns_note}", flush=True)
     torch, torch_note = torch_with_cuda()
-    ctx = Context(xp=xp, raw=raw, on_gpu=on_gpu, dry=args.dry_run,
-                  sizes=DRY if args.dry_run else FULL, torch=torch, torch_note=torch_note,
-                  data={}, report={})
+    ctx = Context(
+        xp=xp,
+        raw=raw,
+        on_gpu=on_gpu,
+        dry=args.dry_run,
+        sizes=DRY if args.dry_run else FULL,
+        torch=torch,
+        torch_note=torch_note,
+        data={},
+        report={},
+    )
     now = datetime.datetime.now(datetime.timezone.utc)
     ctx.report.update(
-        meta={"started_utc": now.strftime("%Y-%m-%d %H:%M UTC"), "dry_run": args.dry_run,
-              "on_gpu": on_gpu, "namespace": ns_note, "torch": torch_note,
-              "sizes": asdict(ctx.sizes),
-              "env": {k: os.environ.get(k) for k in ("CUPY_TF32", "GPUKNN_DEVICE",
-                                                     "GPUKNN_WORKING_MEMORY")}},
-        parts={name: {"status": "pending"} for name in PARTS})
+        meta={
+            "started_utc": now.strftime("%Y-%m-%d %H:%M UTC"),
+            "dry_run": args.dry_run,
+            "on_gpu": on_gpu,
+            "namespace": ns_note,
+            "torch": torch_note,
+            "sizes": asdict(ctx.sizes),
+            "env": {k: os.environ.get(k) for k in ("CUPY_TF32", "GPUKNN_DEVICE", "GPUKNN_WORKING_MEMORY")},
+        },
+        parts={name: {"status": "pending"} for name in PARTS},
+    )
     ctx.report["meta"]["device"] = device_info(ctx)
     ctx.report["meta"]["versions"] = versions(ctx)
     return ctx
@@ -704,8 +812,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ctx.data = load_data(ctx, args.data_dir)
     ctx.report["meta"].update(data=ctx.data["source"], data_load_seconds=ctx.data["load_seconds"])
-    print(f"data: {ctx.data['source']} (loaded in {ctx.data['load_seconds']:.1f} s, excluded)",
-          flush=True)
+    print(f"data: {ctx.data['source']} (loaded in {ctx.data['load_seconds']:.1f} s, excluded)", flush=True)
     with host_threads(ctx):
         for name in PARTS:
             run_part(ctx, name, deadline)
@@ -714,8 +821,7 @@ def main(argv: list[str] | None = None) -> int:
     for t in ctx.report["targets"]:
         value = "-" if t["measured"] is None else fmt(t["measured"])
         print(f"target: {t['target']}: measured {value}, met: {t['met']}")
-    print(f"reports: {out / 'gpu_report.md'}, {out / 'gpu_report.json'} "
-          f"({time.perf_counter() - start:.1f} s)")
+    print(f"reports: {out / 'gpu_report.md'}, {out / 'gpu_report.json'} ({time.perf_counter() - start:.1f} s)")
     return 1 if any(p["status"] == "error" for p in ctx.report["parts"].values()) else 0
 
 

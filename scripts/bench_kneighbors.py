@@ -35,10 +35,11 @@ def main() -> None:
 
     Xtr, ytr, Xte, _ = gpuknn.load_fashion_mnist(dtype="float32")
     Q = Xte[: args.queries]
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-          f"numpy {np.__version__}")
-    print(f"problem: {Q.shape[0]} queries x {Xtr.shape[0]} references x {Xtr.shape[1]} features, "
-          f"float32, k={args.k}, metric=correlation\n")
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; numpy {np.__version__}")
+    print(
+        f"problem: {Q.shape[0]} queries x {Xtr.shape[0]} references x {Xtr.shape[1]} features, "
+        f"float32, k={args.k}, metric=correlation\n"
+    )
     rows = []
 
     t_gemm, _ = best_of(lambda: Q @ Xtr.T, args.repeat)
@@ -82,8 +83,10 @@ def main() -> None:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     inputs = Q.nbytes + Xtr.nbytes + (Q.shape[0] + Xtr.shape[0]) * 4 * 4
-    print(f"gpuknn peak extra memory {peak / 2**20:.0f} MiB (working_memory {wm / 2**20:.0f} MiB; "
-          f"prepared copies of the inputs would be {inputs / 2**20:.0f} MiB)")
+    print(
+        f"gpuknn peak extra memory {peak / 2**20:.0f} MiB (working_memory {wm / 2**20:.0f} MiB; "
+        f"prepared copies of the inputs would be {inputs / 2**20:.0f} MiB)"
+    )
 
     if not args.no_sklearn:
         from sklearn.neighbors import KNeighborsClassifier
@@ -94,8 +97,10 @@ def main() -> None:
         t_s, _ = best_of(lambda: clf.predict(Qc), 1)
         rows.append(("scikit-learn brute predict", t_s))
         sk_idx = clf.kneighbors(Qc[:500], return_distance=False)
-        print(f"scikit-learn neighbours equal to gpuknn's (first 500 queries): "
-              f"{np.mean(sk_idx == idx[:500]):.5f} of entries")
+        print(
+            f"scikit-learn neighbours equal to gpuknn's (first 500 queries): "
+            f"{np.mean(sk_idx == idx[:500]):.5f} of entries"
+        )
 
     try:
         import torch

@@ -41,10 +41,11 @@ def main() -> None:
     if args.rows is not None:
         X, y = X[: args.rows], y[: args.rows]
     X, y = np.ascontiguousarray(X), np.asarray(y)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-          f"numpy {np.__version__}")
-    print(f"problem: silhouette_score of {X.shape[0]} x {X.shape[1]} {X.dtype} images, "
-          f"{np.unique(y).size} labels, euclidean; best of {args.repeat}")
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; numpy {np.__version__}")
+    print(
+        f"problem: silhouette_score of {X.shape[0]} x {X.shape[1]} {X.dtype} images, "
+        f"{np.unique(y).size} labels, euclidean; best of {args.repeat}"
+    )
 
     def ours() -> float:
         return silhouette_score(X, y, working_memory=WORKING_MEMORY)
@@ -54,19 +55,22 @@ def main() -> None:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     t_gk, s_gk = best_of(ours, args.repeat)
-    print(f"gpuknn       silhouette_score  {t_gk:9.3f} s   value {s_gk:.10f}   "
-          f"(working_memory {WORKING_MEMORY >> 20} MiB, peak extra memory {peak / 2**20:.1f} MiB; "
-          f"X is {X.nbytes / 2**20:.1f} MiB)")
+    print(
+        f"gpuknn       silhouette_score  {t_gk:9.3f} s   value {s_gk:.10f}   "
+        f"(working_memory {WORKING_MEMORY >> 20} MiB, peak extra memory {peak / 2**20:.1f} MiB; "
+        f"X is {X.nbytes / 2**20:.1f} MiB)"
+    )
     if args.no_sklearn:
         return
     import sklearn
     from sklearn.metrics import silhouette_score as sk_silhouette_score
 
     t_sk, s_sk = best_of(lambda: sk_silhouette_score(X, y), args.repeat)
-    print(f"scikit-learn silhouette_score  {t_sk:9.3f} s   value {s_sk:.10f}   "
-          f"(sklearn {sklearn.__version__}, working_memory {sklearn.get_config()['working_memory']} MiB)")
-    print(f"difference of the values {abs(s_gk - s_sk):.3e}; "
-          f"speed-up of gpuknn over scikit-learn {t_sk / t_gk:.2f}x")
+    print(
+        f"scikit-learn silhouette_score  {t_sk:9.3f} s   value {s_sk:.10f}   "
+        f"(sklearn {sklearn.__version__}, working_memory {sklearn.get_config()['working_memory']} MiB)"
+    )
+    print(f"difference of the values {abs(s_gk - s_sk):.3e}; speed-up of gpuknn over scikit-learn {t_sk / t_gk:.2f}x")
 
 
 if __name__ == "__main__":

@@ -55,32 +55,37 @@ def save_figures(spectrum: np.ndarray, directory: Path) -> None:
 
     directory.mkdir(parents=True, exist_ok=True)
     spectrum = np.clip(spectrum, 0, None)
-    fig = plot_cumulative_variance(spectrum / spectrum.sum(),
-                                   title="Fashion-MNIST: cumulative explained variance")
+    fig = plot_cumulative_variance(spectrum / spectrum.sum(), title="Fashion-MNIST: cumulative explained variance")
     fig.savefig(directory / "fmnist_cumulative_variance.png", dpi=120)
     fig = plot_component_variance(spectrum, title="Fashion-MNIST: variance per component")
     fig.savefig(directory / "fmnist_component_variance.png", dpi=120)
     ratio = np.cumsum(spectrum) / spectrum.sum()
-    print("components for 80/90/95/99% of the variance:",
-          [int(np.searchsorted(ratio, q)) + 1 for q in (0.8, 0.9, 0.95, 0.99)])
+    print(
+        "components for 80/90/95/99% of the variance:",
+        [int(np.searchsorted(ratio, q)) + 1 for q in (0.8, 0.9, 0.95, 0.99)],
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--data", type=Path, default=Path("/usr/share/datasets/fashion-mnist"))
-    ap.add_argument("--skip-784-deflation", action="store_true",
-                    help="skip the slow deflation fit of all 784 components")
-    ap.add_argument("--figures", type=Path, default=None,
-                    help="directory for the explained-variance PNGs (default: none)")
+    ap.add_argument(
+        "--skip-784-deflation", action="store_true", help="skip the slow deflation fit of all 784 components"
+    )
+    ap.add_argument(
+        "--figures", type=Path, default=None, help="directory for the explained-variance PNGs (default: none)"
+    )
     args = ap.parse_args()
     from sklearn.decomposition import PCA as SkPCA
 
     X32 = load_train_images(args.data)
     X64 = X32.astype(np.float64)
-    print(f"Fashion-MNIST train {X32.shape}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '-')}, "
-          f"load average {os.getloadavg()[0]:.2f}, numpy {np.__version__}")
+    print(
+        f"Fashion-MNIST train {X32.shape}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '-')}, "
+        f"load average {os.getloadavg()[0]:.2f}, numpy {np.__version__}"
+    )
 
     # references: eigh of the float32 and float64 covariances, leading 100
     C32 = covariance(X32).astype(np.float64)
@@ -95,26 +100,39 @@ def main() -> None:
     # the same states (its speed drifts by 10-20 % over minutes on this 2-core machine),
     # instead of one running after the other.
     configs = []  # (label, fit, reference, notes, rounds)
-    for name, solver, X in (("sklearn covariance_eigh f32", "covariance_eigh", X32),
-                            ("sklearn covariance_eigh f64", "covariance_eigh", X64),
-                            ("sklearn randomized f32", "randomized", X32)):
-        configs.append((f"{name}, p=100",
-                        lambda s=solver, X=X: SkPCA(100, svd_solver=s, random_state=0).fit(X),
-                        None, None, args.repeat))
-    configs.append(("covariance float32", lambda: covariance(X32), None, None,
-                    args.repeat))
-    configs.append(("covariance float64 (cast + GEMM)",
-                    lambda: covariance(X32, dtype="float64"), None, None, args.repeat))
+    for name, solver, X in (
+        ("sklearn covariance_eigh f32", "covariance_eigh", X32),
+        ("sklearn covariance_eigh f64", "covariance_eigh", X64),
+        ("sklearn randomized f32", "randomized", X32),
+    ):
+        configs.append(
+            (
+                f"{name}, p=100",
+                lambda s=solver, X=X: SkPCA(100, svd_solver=s, random_state=0).fit(X),
+                None,
+                None,
+                args.repeat,
+            )
+        )
+    configs.append(("covariance float32", lambda: covariance(X32), None, None, args.repeat))
+    configs.append(
+        ("covariance float64 (cast + GEMM)", lambda: covariance(X32, dtype="float64"), None, None, args.repeat)
+    )
     for p in (100, 784):
         for solver in ("block", "eigh", "deflation"):
             for dtype, ref in ((None, ref32), ("float64", ref64)):
                 if p == 784 and solver == "deflation" and (args.skip_784_deflation or dtype):
                     continue
                 reps = 1 if (p == 784 and solver == "deflation") else args.repeat
-                configs.append((
-                    f"gpuknn {solver} cov {'f64' if dtype else 'f32'}, p={p}",
-                    lambda p=p, s=solver, d=dtype: PCA(p, solver=s, random_state=0, dtype=d).fit(X32),
-                    ref, solver, reps))
+                configs.append(
+                    (
+                        f"gpuknn {solver} cov {'f64' if dtype else 'f32'}, p={p}",
+                        lambda p=p, s=solver, d=dtype: PCA(p, solver=s, random_state=0, dtype=d).fit(X32),
+                        ref,
+                        solver,
+                        reps,
+                    )
+                )
     best = [float("inf")] * len(configs)
     models: list = [None] * len(configs)
     caught_n = [0] * len(configs)
@@ -133,9 +151,13 @@ def main() -> None:
             caught_n[j] += len(caught)
 
     base = best[0]
-    print(f"\n{'fit':46s} {'seconds':>8s} {'x sk-ceigh32':>12s} {'err vs own eigh':>16s} "
-          f"{'err vs f64 eigh':>16s}  notes")
-    fmt = lambda e: f"{e:16.2e}" if e is not None else f"{'':16s}"
+    print(
+        f"\n{'fit':46s} {'seconds':>8s} {'x sk-ceigh32':>12s} {'err vs own eigh':>16s} {'err vs f64 eigh':>16s}  notes"
+    )
+
+    def fmt(e):
+        return f"{e:16.2e}" if e is not None else f"{'':16s}"
+
     for j, (label, _, ref, solver, reps) in enumerate(configs):
         m = models[j]
         own = total = None
@@ -145,18 +167,22 @@ def main() -> None:
             if ref is not None:
                 own = rel_err(m.explained_variance_, ref)
         if solver is not None:
-            note = {"deflation": f"iterations {int(m.n_iter_.sum())} (all pairs)",
-                    "block": f"iterations {int(m.n_iter_[0])}", "eigh": ""}[solver]
+            note = {
+                "deflation": f"iterations {int(m.n_iter_.sum())} (all pairs)",
+                "block": f"iterations {int(m.n_iter_[0])}",
+                "eigh": "",
+            }[solver]
         if caught_n[j]:
             note += f" ({caught_n[j]} warnings)"
         if reps == 1:
             note += " (1 run)"
-        print(f"{label:46s} {best[j]:8.3f} {best[j] / base:12.2f} {fmt(own)} {fmt(total)}  {note}",
-              flush=True)
+        print(f"{label:46s} {best[j]:8.3f} {best[j] / base:12.2f} {fmt(own)} {fmt(total)}  {note}", flush=True)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
-    print("\nerrors: max over the 100 leading eigenvalues of |lambda - lambda_ref| / lambda_ref;"
-          "\n'own eigh' = eigh of the same covariance (solver error only), 'f64 eigh' = eigh of"
-          "\nthe float64 covariance (solver + covariance precision).")
+    print(
+        "\nerrors: max over the 100 leading eigenvalues of |lambda - lambda_ref| / lambda_ref;"
+        "\n'own eigh' = eigh of the same covariance (solver error only), 'f64 eigh' = eigh of"
+        "\nthe float64 covariance (solver + covariance precision)."
+    )
 
 
 if __name__ == "__main__":

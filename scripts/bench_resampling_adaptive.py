@@ -43,19 +43,24 @@ def main() -> None:
     for name, ours, ref in [
         ("ADASYN (k=5)", ADASYN(random_state=0), imb.ADASYN(random_state=0)),
         ("BorderlineSMOTE-1 (k=5, m=10)", BorderlineSMOTE(random_state=0), imb.BorderlineSMOTE(random_state=0)),
-        ("BorderlineSMOTE-2 (k=5, m=10)", BorderlineSMOTE(kind="borderline-2", random_state=0),
-         imb.BorderlineSMOTE(kind="borderline-2", random_state=0)),
+        (
+            "BorderlineSMOTE-2 (k=5, m=10)",
+            BorderlineSMOTE(kind="borderline-2", random_state=0),
+            imb.BorderlineSMOTE(kind="borderline-2", random_state=0),
+        ),
     ]:
         # Alternate, best of --repeat each (scikit-learn's OpenMP threads spin a while after a call).
         t_ref = t_our = float("inf")
         for _ in range(max(1, a.repeat)):
-            t, (Xo, yo) = _timed(lambda: ours.fit_resample(X, y))
+            t, (Xo, yo) = _timed(lambda ours=ours: ours.fit_resample(X, y))
             t_our = min(t_our, t)
-            t, (Xr, yr) = _timed(lambda: ref.fit_resample(X, y))
+            t, (Xr, yr) = _timed(lambda ref=ref: ref.fit_resample(X, y))
             t_ref = min(t_ref, t)
         same = np.array_equal(np.bincount(yr), np.bincount(to_numpy(yo)))
-        print(f"{name:30s} imblearn {t_ref:8.2f} s   gpuknn {t_our:8.2f} s   ratio {t_ref / t_our:6.2f}x   "
-              f"rows out {Xr.shape[0]} / {to_numpy(Xo).shape[0]}   class counts equal: {same}")
+        print(
+            f"{name:30s} imblearn {t_ref:8.2f} s   gpuknn {t_our:8.2f} s   ratio {t_ref / t_our:6.2f}x   "
+            f"rows out {Xr.shape[0]} / {to_numpy(Xo).shape[0]}   class counts equal: {same}"
+        )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--repeat", type=int, default=1, help="best of this many runs of each")
     ap.add_argument("--no-sklearn", action="store_true", help="skip GridSearchCV over scikit-learn's kNN")
     ap.add_argument("--device", default="auto", help="auto|cpu|gpu for the gpuknn estimators")
-    ap.add_argument("--synthetic", action="store_true",
-                    help="Gaussian classes instead of Fashion-MNIST (smoke tests without the data)")
+    ap.add_argument(
+        "--synthetic",
+        action="store_true",
+        help="Gaussian classes instead of Fashion-MNIST (smoke tests without the data)",
+    )
     return ap.parse_args(argv)
 
 
@@ -79,27 +82,32 @@ def main(argv: list[str] | None = None) -> int:
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
     X_dev = from_numpy(X, xp)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores; gpuknn namespace {xp.__name__}")
-    print(f"data: {'synthetic' if args.synthetic else 'Fashion-MNIST'} {X.shape[0]} x {X.shape[1]} "
-          f"float32 (loading {t_load:.1f} s, excluded); 5 stratified shuffled folds; "
-          f"k = 1..{args.kmax}; weights {weights}; best of {args.repeat}\n", flush=True)
+    print(
+        f"data: {'synthetic' if args.synthetic else 'Fashion-MNIST'} {X.shape[0]} x {X.shape[1]} "
+        f"float32 (loading {t_load:.1f} s, excluded); 5 stratified shuffled folds; "
+        f"k = 1..{args.kmax}; weights {weights}; best of {args.repeat}\n",
+        flush=True,
+    )
 
     runs = {
         "KNeighborsClassifierCV": lambda: KNeighborsClassifierCV(
-            ks, weights=weights if len(weights) > 1 else weights[0], cv=folds).fit(X_dev, y),
-        "GridSearchCV(gpuknn KNN)": lambda: GridSearchCV(gpuknn.KNeighborsClassifier(), grid,
-                                                         cv=folds).fit(X_dev, y),
+            ks, weights=weights if len(weights) > 1 else weights[0], cv=folds
+        ).fit(X_dev, y),
+        "GridSearchCV(gpuknn KNN)": lambda: GridSearchCV(gpuknn.KNeighborsClassifier(), grid, cv=folds).fit(X_dev, y),
     }
     if not args.no_sklearn:
-        runs["GridSearchCV(sklearn KNN)"] = lambda: GridSearchCV(SkKNN(algorithm="brute"), grid,
-                                                                 cv=folds).fit(X, y)
+        runs["GridSearchCV(sklearn KNN)"] = lambda: GridSearchCV(SkKNN(algorithm="brute"), grid, cv=folds).fit(X, y)
     results = {}
     for name, fn in runs.items():
         t, est = best_of(fn, args.repeat)
         best = dict(est.best_params_)
         best.setdefault("weights", weights[0])  # a fixed weighting is not in best_params_
         results[name] = (t, best, float(est.best_score_))
-        print(f"  {name:28s} {t:9.2f} s   k*={best['n_neighbors']:<3d} {best['weights']:8s} "
-              f"CV accuracy {est.best_score_:.4f}", flush=True)
+        print(
+            f"  {name:28s} {t:9.2f} s   k*={best['n_neighbors']:<3d} {best['weights']:8s} "
+            f"CV accuracy {est.best_score_:.4f}",
+            flush=True,
+        )
 
     t_ours = results["KNeighborsClassifierCV"][0]
     print()
@@ -107,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         if name == "KNeighborsClassifierCV":
             continue
         same = best == results["KNeighborsClassifierCV"][1]
-        print(f"  {name:28s} / KNeighborsClassifierCV: {t / t_ours:7.1f} x the time; "
-              f"choice {'agrees' if same else 'differs'} "
-              f"(score difference {score - results['KNeighborsClassifierCV'][2]:+.2e})")
+        print(
+            f"  {name:28s} / KNeighborsClassifierCV: {t / t_ours:7.1f} x the time; "
+            f"choice {'agrees' if same else 'differs'} "
+            f"(score difference {score - results['KNeighborsClassifierCV'][2]:+.2e})"
+        )
     return 0
 
 

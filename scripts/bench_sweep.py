@@ -43,15 +43,19 @@ def main() -> None:
     config = SweepConfig()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores; namespace {xp.__name__}")
     print(f"data: {Xtr.shape[0]} training / {Xte.shape[0]} test images (loading {t_load:.1f} s, excluded)")
-    print(f"grid: raw k 1..{max(config.ks_raw)}; heatmap k 1..{max(config.ks)} x {len(config.ps)} p "
-          f"values; {config.folds} folds; weights {config.weights}\n")
+    print(
+        f"grid: raw k 1..{max(config.ks_raw)}; heatmap k 1..{max(config.ks)} x {len(config.ps)} p "
+        f"values; {config.folds} folds; weights {config.weights}\n"
+    )
 
     total, stages, res = timed_sweep(from_numpy(Xtr, xp), ytr, from_numpy(Xte, xp), yte, config)
     for name, t in stages.items():
         print(f"  {name:28s} {t:8.1f} s")
     print(f"  {'total (data load excluded)':28s} {total:8.1f} s")
-    print(f"chosen k*={res['k_best']} p*={res['p_best']} {res['weights_best']}: CV {res['cv_accuracy_best']:.4f}, "
-          f"test accuracy {res['test_accuracy']:.4f}, macro-F1 {res['test_macro_f1']:.4f}\n")
+    print(
+        f"chosen k*={res['k_best']} p*={res['p_best']} {res['weights_best']}: CV {res['cv_accuracy_best']:.4f}, "
+        f"test accuracy {res['test_accuracy']:.4f}, macro-F1 {res['test_macro_f1']:.4f}\n"
+    )
 
     if args.no_sklearn:
         return
@@ -61,7 +65,7 @@ def main() -> None:
     n = Xtr.shape[0]
     n_val = n // config.folds
     tr = np.arange(n - n_val)
-    Xf, yf, Xv = Xtr[tr], ytr[tr], Xtr[n - n_val:][: args.sample_queries]
+    Xf, yf, Xv = Xtr[tr], ytr[tr], Xtr[n - n_val :][: args.sample_queries]
     scale = n_val / Xv.shape[0]
 
     def cost(p, k):
@@ -89,8 +93,14 @@ def main() -> None:
     for p in sample_p:
         print(f"  one fit+predict at p={p:3d}: {per_p[p]:7.2f} s (measured on {Xv.shape[0]} queries, x{scale:.0f})")
     print(f"  one raw-pixel kNN predict:  {raw:7.2f} s")
-    print(f"  heatmap {len(config.ps)} p x {len(config.ks)} k x {len(config.weights)} weights x {config.folds} folds: {est_heat / 3600:.1f} h")
-    print(f"  raw sweep {len(config.ks_raw)} k x {len(config.weights)} weights x {config.folds} folds: {est_raw / 3600:.1f} h")
+    print(
+        f"  heatmap {len(config.ps)} p x {len(config.ks)} k x {len(config.weights)} weights x "
+        f"{config.folds} folds: {est_heat / 3600:.1f} h"
+    )
+    print(
+        f"  raw sweep {len(config.ks_raw)} k x {len(config.weights)} weights x {config.folds} folds: "
+        f"{est_raw / 3600:.1f} h"
+    )
     print(f"  total estimate {est / 3600:.1f} h  ->  gpuknn is {est / total:.0f} x faster")
 
 

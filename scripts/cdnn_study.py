@@ -50,23 +50,38 @@ def render(results: dict, seconds: float, seed: int) -> str:
             if m != "NC":
                 best_s += f" (k={k})"
             lines.append(f"| {TITLES[name]} | {m} | {ours:.4f} | {pub_s} | {_fmt_gap(ours, pub)} | {best_s} |")
-    lines += ["", "### Winner per data set (mean over k)", "",
-              "| data set | best method | CDNN − kNN | ECDNN − kNN |", "|---|---|---|---|"]
+    lines += [
+        "",
+        "### Winner per data set (mean over k)",
+        "",
+        "| data set | best method | CDNN − kNN | ECDNN − kNN |",
+        "|---|---|---|---|",
+    ]
     for name, res in results.items():
         mo = res["mean_over_k"]
         best = max(METHODS, key=lambda m: mo[m])
-        lines.append(f"| {TITLES[name]} | {best} ({mo[best]:.4f}) | {mo['CDNN'] - mo['kNN']:+.4f} | "
-                     f"{mo['ECDNN'] - mo['kNN']:+.4f} |")
+        lines.append(
+            f"| {TITLES[name]} | {best} ({mo[best]:.4f}) | {mo['CDNN'] - mo['kNN']:+.4f} | "
+            f"{mo['ECDNN'] - mo['kNN']:+.4f} |"
+        )
     avg = {m: sum(r["mean_over_k"][m] for r in results.values()) / len(results) for m in METHODS}
-    lines.append(f"| **average** | {max(METHODS, key=lambda m: avg[m])} | {avg['CDNN'] - avg['kNN']:+.4f} | "
-                 f"{avg['ECDNN'] - avg['kNN']:+.4f} |")
-    lines += ["", "### Time per method (seconds, all folds and all k together)", "",
-              "| data set | n × d, classes | search (k_max=25, once per fold) | "
-              + " | ".join(METHODS) + " |", "|---|---|---|" + "---|" * len(METHODS)]
+    lines.append(
+        f"| **average** | {max(METHODS, key=lambda m: avg[m])} | {avg['CDNN'] - avg['kNN']:+.4f} | "
+        f"{avg['ECDNN'] - avg['kNN']:+.4f} |"
+    )
+    lines += [
+        "",
+        "### Time per method (seconds, all folds and all k together)",
+        "",
+        "| data set | n × d, classes | search (k_max=25, once per fold) | " + " | ".join(METHODS) + " |",
+        "|---|---|---|" + "---|" * len(METHODS),
+    ]
     for name, res in results.items():
         s = res["seconds"]
-        lines.append(f"| {TITLES[name]} | {res['n_samples']} × {res['n_features']}, {res['n_classes']} | "
-                     f"{s['search']:.2f} | " + " | ".join(f"{s[m]:.2f}" for m in METHODS) + " |")
+        lines.append(
+            f"| {TITLES[name]} | {res['n_samples']} × {res['n_features']}, {res['n_classes']} | "
+            f"{s['search']:.2f} | " + " | ".join(f"{s[m]:.2f}" for m in METHODS) + " |"
+        )
     lines += ["", "### Macro-F1 vs k", ""]
     for name in results:
         lines.append(f"![{TITLES[name]}: macro-F1 vs k](img/cdnn_{name}.png)")
@@ -87,12 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     img.mkdir(parents=True, exist_ok=True)
     for name, res in results.items():
         plot_f1_vs_k(res, title=f"{TITLES[name]}: macro-F1 vs k ({res['n_folds']} CV folds)").savefig(
-            img / f"cdnn_{name}.png", dpi=110)
+            img / f"cdnn_{name}.png", dpi=110
+        )
     md = Path(args.out_md)
     block = render(results, seconds, args.seed)
     text = md.read_text() if md.exists() else f"# The kNN family\n\n{BEGIN}\n{END}\n"
     if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     md.parent.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,12 @@ BEGIN, END = "<!-- cluster-study:begin -->", "<!-- cluster-study:end -->"
 
 def summary(result: dict) -> str:
     t = result["structure_test"]
-    lines = [format_table(result, fmt="markdown"), "", "| index | meaning | best K by | chosen K |", "|---|---|---|---:|"]
+    lines = [
+        format_table(result, fmt="markdown"),
+        "",
+        "| index | meaning | best K by | chosen K |",
+        "|---|---|---|---:|",
+    ]
     for name, (desc, rule) in INDEX_INFO.items():
         lines.append(f"| {name} | {desc} | {rule} | {result['chosen_k'].get(name, '–')} |")
     lines += [
@@ -36,7 +41,11 @@ def summary(result: dict) -> str:
         f"(min {t['within_ss_null_min']:.1f}), p = {t['p_within_ss']:.3g}; "
         f"normalised Γ {t['gamma_observed']:.3f} vs null mean {t['gamma_null_mean']:.3f} "
         f"(max {t['gamma_null_max']:.3f}), p = {t['p_gamma']:.3g}"
-        + (" (both the smallest possible, 1/(B+1))." if max(t["p_within_ss"], t["p_gamma"]) <= 1 / (t["B"] + 1) else "."),
+        + (
+            " (both the smallest possible, 1/(B+1))."
+            if max(t["p_within_ss"], t["p_gamma"]) <= 1 / (t["B"] + 1)
+            else "."
+        ),
         "",
         f"Configuration: {result['config']}.",
     ]
@@ -48,8 +57,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu", choices=["auto", "cpu", "gpu"])
     args = ap.parse_args()
-    result = run_cluster_study(seed=args.seed, xp=resolve_device(args.device),
-                               progress=lambda m: print(f"[cluster-study] {m}", file=sys.stderr))
+    result = run_cluster_study(
+        seed=args.seed,
+        xp=resolve_device(args.device),
+        progress=lambda m: print(f"[cluster-study] {m}", file=sys.stderr),
+    )
     img = ROOT / "docs" / "img"
     tmp = ROOT / "docs" / "img" / ".cluster_tmp"
     for p in write_outputs(result, tmp):

@@ -35,7 +35,10 @@ def main() -> None:
     print("| sampler | BordaRank | k=5 uniform | k=11 distance | mean train size / s |\n|---|---|---|---|---|")
     rb, r5, r11 = r.sampler_ranks(), r.sampler_ranks("k=5 uniform"), r.sampler_ranks("k=11 distance")
     for m, name in sorted(enumerate(r.samplers), key=lambda t: rb[t[1]]):
-        print(f"| {name} | {rb[name]:.2f} | {r5[name]:.2f} | {r11[name]:.2f} | {r.train_size[:, m].mean():.0f} / {r.seconds[:, m].sum():.1f} |")
+        print(
+            f"| {name} | {rb[name]:.2f} | {r5[name]:.2f} | {r11[name]:.2f} | "
+            f"{r.train_size[:, m].mean():.0f} / {r.seconds[:, m].sum():.1f} |"
+        )
     print("\n## Mean rank of each scorer over (data set, sampler) pairs (1 = best)\n")
     print("| scorer | mean rank | mean AUC |\n|---|---|---|")
     for s, (name, v) in enumerate(r.scorer_ranks().items()):

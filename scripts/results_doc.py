@@ -15,8 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-FIGS = ["accuracy_vs_k", "variance_cumulative", "variance_components", "heatmap_uniform",
-        "heatmap_distance", "confusion_matrix"]
+FIGS = [
+    "accuracy_vs_k",
+    "variance_cumulative",
+    "variance_components",
+    "heatmap_uniform",
+    "heatmap_distance",
+    "confusion_matrix",
+]
 
 
 def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
@@ -54,8 +60,7 @@ def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
         f"| test macro-F1 | {t['macro_f1']:.4f} |",
         f"| time, whole study | {res['seconds_total']:.0f} s ({res['seconds_load']:.1f} s of it loading data) |",
         "",
-        "The seed study reported 0.85 at k* = 10, p* = 100; the public Fashion-MNIST benchmark's best "
-        "kNN is 0.860.",
+        "The seed study reported 0.85 at k* = 10, p* = 100; the public Fashion-MNIST benchmark's best kNN is 0.860.",
         "",
     ] + ([note, ""] if note else [])
     if "raw" in res:
@@ -63,28 +68,47 @@ def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
         for w in s["weights"]:
             m = np.asarray(res["raw"][w]["mean"])
             i = int(m.argmax())
-            lines.append(f"* {w} votes: best mean CV accuracy {m[i]:.4f} at k = {res['raw']['ks'][i]}; "
-                         f"k = 1: {m[0]:.4f}; k = {res['raw']['ks'][-1]}: {m[-1]:.4f}.")
+            lines.append(
+                f"* {w} votes: best mean CV accuracy {m[i]:.4f} at k = {res['raw']['ks'][i]}; "
+                f"k = 1: {m[0]:.4f}; k = {res['raw']['ks'][-1]}: {m[-1]:.4f}."
+            )
         lines.append("")
     marks = [p for p in (10, 50, 100, 187, 300) if p <= len(ratio)]
-    lines += ["## Explained variance of the training set", "",
-              "![cumulative explained variance](img/sweep_variance_cumulative.png)",
-              "![per-component variance](img/sweep_variance_components.png)", "",
-              "Cumulative explained variance: " + ", ".join(f"p = {p}: {ratio[p - 1]:.3f}" for p in marks) + ".",
-              ""]
-    lines += ["## (k, p) heatmaps", "", "![uniform](img/sweep_heatmap_uniform.png)",
-              "![distance](img/sweep_heatmap_distance.png)", "",
-              "Best mean CV accuracy per p (over k):", "",
-              "| p | " + " | ".join(heat["weights"]) + " |",
-              "| --- | " + " | ".join("---" for _ in heat["weights"]) + " |"]
+    lines += [
+        "## Explained variance of the training set",
+        "",
+        "![cumulative explained variance](img/sweep_variance_cumulative.png)",
+        "![per-component variance](img/sweep_variance_components.png)",
+        "",
+        "Cumulative explained variance: " + ", ".join(f"p = {p}: {ratio[p - 1]:.3f}" for p in marks) + ".",
+        "",
+    ]
+    lines += [
+        "## (k, p) heatmaps",
+        "",
+        "![uniform](img/sweep_heatmap_uniform.png)",
+        "![distance](img/sweep_heatmap_distance.png)",
+        "",
+        "Best mean CV accuracy per p (over k):",
+        "",
+        "| p | " + " | ".join(heat["weights"]) + " |",
+        "| --- | " + " | ".join("---" for _ in heat["weights"]) + " |",
+    ]
     for pi, p in enumerate(heat["ps"]):
         cells = []
         for w in heat["weights"]:
             row = np.asarray(heat["mean"][w][pi])
             cells.append(f"{row.max():.4f} (k={heat['ks'][int(row.argmax())]})")
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
-    lines += ["", "## Test set", "", "![confusion matrix](img/sweep_confusion_matrix.png)", "",
-              "Per-class F1: " + ", ".join(f"{n} {f:.3f}" for n, f in zip(res["class_names"], t["per_class_f1"])) + ".", ""]
+    lines += [
+        "",
+        "## Test set",
+        "",
+        "![confusion matrix](img/sweep_confusion_matrix.png)",
+        "",
+        "Per-class F1: " + ", ".join(f"{n} {f:.3f}" for n, f in zip(res["class_names"], t["per_class_f1"])) + ".",
+        "",
+    ]
     (docs_dir / "results.md").write_text("\n".join(lines), encoding="utf-8")
 
 

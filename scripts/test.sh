@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs gpuknn with its test dependencies (and, as root, the real Fashion-MNIST data;
 # with GPUKNN_TEST_TORCH=1, torch for the torch backend tests), then runs the whole test
-# suite. This is the README's test command and what CI runs.
+# suite with coverage. This is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
@@ -16,4 +16,5 @@ if [ "$(id -u)" = 0 ] && [ ! -d /usr/share/datasets/fashion-mnist ] && command -
   (apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist) >/dev/null 2>&1 \
     || echo "note: could not install dataset-fashion-mnist; real-data tests will be skipped" >&2
 fi
-exec python3 -m pytest -q "$@"
+# Coverage of the package is reported at the end (terminal table, files below 100 % only).
+exec python3 -m pytest -q --cov=gpuknn --cov-report=term:skip-covered "$@"

@@ -10,15 +10,15 @@ from pathlib import Path
 # before any test module imports SciPy.
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
-import pytest
 import array_api_compat
 import array_api_compat.numpy
-
+import pytest
 
 
 def _cuda_available() -> bool:
     try:
         import cupy
+
         return bool(cupy.is_available())
     except Exception:
         return False
@@ -40,8 +40,10 @@ def fashion_mnist_dir() -> Path | None:
     """Directory holding the real Fashion-MNIST IDX files, or None."""
     cands = [os.environ.get("GPUKNN_DATA"), "data/fashion-mnist", "/usr/share/datasets/fashion-mnist"]
     for c in cands:
-        if c and (Path(c) / "train-images-idx3-ubyte.gz").exists() or (
-            c and (Path(c) / "train-images-idx3-ubyte").exists()
+        if (
+            c
+            and (Path(c) / "train-images-idx3-ubyte.gz").exists()
+            or (c and (Path(c) / "train-images-idx3-ubyte").exists())
         ):
             return Path(c)
     return None
@@ -51,11 +53,8 @@ def fashion_mnist_dir() -> Path | None:
 def fashion_dir():
     d = fashion_mnist_dir()
     if d is None:
-        pytest.skip(
-            "real Fashion-MNIST not found (apt-get install dataset-fashion-mnist, or set GPUKNN_DATA)"
-        )
+        pytest.skip("real Fashion-MNIST not found (apt-get install dataset-fashion-mnist, or set GPUKNN_DATA)")
     return d
-
 
 
 # Backends of the "one answer everywhere" contract tests: NumPy, array_api_strict on its
@@ -88,4 +87,5 @@ def backend(request):
     if not _cuda_available():
         pytest.skip("cupy backend: no CUDA device")
     import cupy
+
     return Backend(name, array_api_compat.array_namespace(cupy.empty(1)))

@@ -65,8 +65,16 @@ class HostSyncs:
     Use as a context manager; ``count`` is the total, ``by_kind`` the breakdown.
     """
 
-    _DATA_DEPENDENT = {"_local_scalar_dense", "nonzero", "unique", "_unique", "_unique2",
-                       "unique_dim", "unique_consecutive", "masked_select"}
+    _DATA_DEPENDENT = {
+        "_local_scalar_dense",
+        "nonzero",
+        "unique",
+        "_unique",
+        "_unique2",
+        "unique_dim",
+        "unique_consecutive",
+        "masked_select",
+    }
 
     def __init__(self):
         from collections import Counter
@@ -151,8 +159,7 @@ def gaussian_classes(seed, n=(60, 25, 10), d=3, spread=1.2):
 def subsample_classes(X, y, sizes, seed):
     """Classes ``0..len(sizes)-1`` cut to ``sizes`` random rows each, original order kept."""
     rng = np.random.default_rng(seed)
-    rows = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False)
-                                   for c, m in enumerate(sizes)]))
+    rows = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False) for c, m in enumerate(sizes)]))
     return X[rows], y[rows]
 
 

@@ -98,3 +98,42 @@ def test_check_int_refuses_bools_and_floats():
     for bad in (True, np.True_, 2.0, "2", None):
         with pytest.raises(InvalidInputError, match="k must be an integer"):
             check_int(bad, name="k")
+
+
+def test_host_inputs_are_converted_or_refused_with_a_clear_message():
+    # issue 18: np.matrix, masked arrays, sparse, complex, object and ragged input gave raw
+    # TypeErrors or silent wrong answers; each is now converted or refused by name
+    import scipy.sparse
+
+    from gpuknn._backend import array_namespace, validate_matrix
+    from gpuknn.errors import InvalidInputError, InvalidInputTypeError
+
+    xp = array_namespace(np.ones(1))
+    with pytest.warns(PendingDeprecationWarning):  # NumPy's own, on creating a matrix
+        mat = np.matrix([[1, 2], [3, 4]])
+    m = validate_matrix(mat, xp)
+    assert type(m) is np.ndarray and m.dtype == np.float64  # np.matrix's * would be a product
+    ok = validate_matrix(np.ma.masked_array([[1.0, 2.0]], mask=[[0, 0]]), xp)
+    assert type(ok) is np.ndarray
+    np.testing.assert_array_equal(validate_matrix(np.array([[1, "2"]], dtype=object), xp), [[1.0, 2.0]])
+    cases = [
+        (np.ma.masked_array([[1.0, 2.0]], mask=[[0, 1]]), InvalidInputError, "masked array with 1 masked"),
+        (scipy.sparse.csr_matrix(np.eye(2)), InvalidInputError, "sparse input is not supported"),
+        (np.array([[1 + 2j]]), InvalidInputError, "Complex data not supported"),
+        (np.array([[{"a": 1}]], dtype=object), InvalidInputTypeError, "not numbers"),
+        ([[1.0, 2.0], [3.0]], InvalidInputError, "cannot be read as an array"),
+        (np.ones(3), InvalidInputError, "Reshape your data"),
+        (np.ones((3, 0)), InvalidInputError, r"0 feature\(s\)"),
+    ]
+    for X, exc, msg in cases:
+        with pytest.raises(exc, match=msg):
+            validate_matrix(X, xp, name="X")
+
+
+def test_dataframes_are_host_data():
+    pd = pytest.importorskip("pandas")
+    from gpuknn._backend import array_namespace, validate_matrix
+
+    df = pd.DataFrame({"a": [1, 2], "b": [3.5, 4.5]})
+    xp = array_namespace(df)
+    np.testing.assert_array_equal(validate_matrix(df, xp), [[1.0, 3.5], [2.0, 4.5]])

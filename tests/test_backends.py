@@ -69,12 +69,13 @@ CASES = {
         d for _, d in gpuknn.pairwise_distances_chunked(c(Q), c(X), working_memory=1000)
     ),
     "votes_for_many_k": lambda c: gpuknn.votes_for_many_k(
-        c(Y[gpuknn.kneighbors(Q, X, 6)[1]]), [1, 3, 6], n_classes=3,
-        distances=c(gpuknn.kneighbors(Q, X, 6)[0]), weights="distance",
+        c(Y[gpuknn.kneighbors(Q, X, 6)[1]]),
+        [1, 3, 6],
+        n_classes=3,
+        distances=c(gpuknn.kneighbors(Q, X, 6)[0]),
+        weights="distance",
     ),
-    "vote_counts": lambda c: gpuknn.vote_counts(
-        c(Y[gpuknn.kneighbors(Q, X, 6)[1]]), [1, 3, 6], n_classes=3
-    ),
+    "vote_counts": lambda c: gpuknn.vote_counts(c(Y[gpuknn.kneighbors(Q, X, 6)[1]]), [1, 3, 6], n_classes=3),
     # classifiers
     "KNeighborsClassifier": _fit_predict(gpuknn.KNeighborsClassifier(3), X, Y),
     "KNeighborsClassifier-proba": _fit_predict(
@@ -101,21 +102,34 @@ CASES = {
     "deflated_power_method": lambda c: linalg.deflated_power_method(c(C), 2, random_state=0).eigenvalues,
     "block_eigh": lambda c: linalg.block_eigh(c(C), 2, random_state=0).eigenvalues,
     # model selection
-    "split-indices": lambda c: OnHost(tuple(
-        t for cv in (gpuknn.KFold(3), gpuknn.StratifiedKFold(3, shuffle=True, random_state=0),
-                     gpuknn.RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=0))
-        for pair in cv.split(c(X), c(Y)) for t in pair
-    )),
+    "split-indices": lambda c: OnHost(
+        tuple(
+            t
+            for cv in (
+                gpuknn.KFold(3),
+                gpuknn.StratifiedKFold(3, shuffle=True, random_state=0),
+                gpuknn.RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=0),
+            )
+            for pair in cv.split(c(X), c(Y))
+            for t in pair
+        )
+    ),
     "train_test_split": lambda c: tuple(
         gpuknn.train_test_split(c(X), c(Y), test_size=0.25, random_state=0, stratify=c(Y))
     ),
-    "cross_validate_k": lambda c: model_selection.cross_validate_k(
-        c(X), c(Y), [1, 3, 5], cv=gpuknn.StratifiedKFold(3), weights=("uniform", "distance"),
-        scoring=("accuracy", "macro_f1"),
-    ).rows,
-    "cross_validate_kp": lambda c: model_selection.cross_validate_kp(
-        c(X), c(Y), [1, 3], [2, 4], cv=gpuknn.StratifiedKFold(3), random_state=0
-    ).rows,
+    "cross_validate_k": lambda c: (
+        model_selection.cross_validate_k(
+            c(X),
+            c(Y),
+            [1, 3, 5],
+            cv=gpuknn.StratifiedKFold(3),
+            weights=("uniform", "distance"),
+            scoring=("accuracy", "macro_f1"),
+        ).rows
+    ),
+    "cross_validate_kp": lambda c: (
+        model_selection.cross_validate_kp(c(X), c(Y), [1, 3], [2, 4], cv=gpuknn.StratifiedKFold(3), random_state=0).rows
+    ),
     # metrics
     "accuracy_score": lambda c: metrics.accuracy_score(c(Y[:12]), c(Y_Q)),
     "balanced_accuracy_score": lambda c: metrics.balanced_accuracy_score(c(Y[::7][:12]), c(Y_Q)),
@@ -147,9 +161,7 @@ CASES = {
     "sd_index": lambda c: metrics.sd_index(c(X), c(Y), alpha=2.0),
     "sd_scat_dis": lambda c: metrics.sd_scat_dis(c(X), c(Y)),
     "partition_coefficient": lambda c: metrics.partition_coefficient(c(U)),
-    "xie_beni_index": lambda c: metrics.xie_beni_index(
-        c(X), c(U), c(np.stack([X[Y == j].mean(0) for j in range(3)]))
-    ),
+    "xie_beni_index": lambda c: metrics.xie_beni_index(c(X), c(U), c(np.stack([X[Y == j].mean(0) for j in range(3)]))),
     # clustering
     "KMeans": lambda c: cluster.KMeans(3, n_init=2, random_state=0).fit(c(X)).predict(c(Q)),
     "KMeans-transform": lambda c: cluster.KMeans(3, n_init=2, random_state=0).fit(c(X)).transform(c(Q)),
@@ -172,10 +184,16 @@ CASES = {
     "knn_positive_scores": lambda c: tuple(
         resampling.knn_positive_scores(c(X_IMB), c(Y_BIN), c(Q), resampling.default_knn_scorers((3,)))
     ),
-    "cross_validate_resampled": lambda c: OnHost(resampling.cross_validate_resampled(
-        c(X_IMB), c(Y_BIN), sampler=resampling.TomekLinks(), cv=gpuknn.StratifiedKFold(3),
-        pos_label=1, scorers=resampling.default_knn_scorers((3,)),
-    ).fold_auc),
+    "cross_validate_resampled": lambda c: OnHost(
+        resampling.cross_validate_resampled(
+            c(X_IMB),
+            c(Y_BIN),
+            sampler=resampling.TomekLinks(),
+            cv=gpuknn.StratifiedKFold(3),
+            pos_label=1,
+            scorers=resampling.default_knn_scorers((3,)),
+        ).fold_auc
+    ),
 }
 
 

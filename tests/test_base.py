@@ -1,5 +1,5 @@
-import pytest
 import numpy as np
+import pytest
 
 from gpuknn import InvalidInputError, KNeighborsClassifier, NotFittedError
 from gpuknn.base import check_is_fitted
@@ -7,8 +7,13 @@ from gpuknn.base import check_is_fitted
 
 def test_get_set_params_and_repr():
     clf = KNeighborsClassifier(3, metric="cosine")
-    assert clf.get_params() == {"n_neighbors": 3, "metric": "cosine", "weights": "uniform",
-                                "working_memory": None, "algorithm": "auto"}
+    assert clf.get_params() == {
+        "n_neighbors": 3,
+        "metric": "cosine",
+        "weights": "uniform",
+        "working_memory": None,
+        "algorithm": "auto",
+    }
     assert clf.set_params(n_neighbors=7) is clf and clf.n_neighbors == 7
     assert repr(clf) == "KNeighborsClassifier(metric='cosine', n_neighbors=7)"
     with pytest.raises(InvalidInputError, match="Invalid parameter 'k'"):

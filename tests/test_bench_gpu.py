@@ -22,12 +22,17 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
 
 # Parts that run on NumPy (a dry run always runs them); the torch ones need CUDA.
-HOST_PARTS = ["copy", "gemm_fp32", "kneighbors", "sweep", "kneighbors_k1000",
-              "kneighbors_large_ref"]
+HOST_PARTS = ["copy", "gemm_fp32", "kneighbors", "sweep", "kneighbors_k1000", "kneighbors_large_ref"]
 TORCH_PARTS = ["gemm_tf32", "gemm_bf16", "torch_topk"]
 # The time each host part must report (seconds), besides any other figure.
-TIMINGS = {"copy": "time per copy", "gemm_fp32": "time per GEMM", "kneighbors": "gpuknn",
-           "sweep": "study", "kneighbors_k1000": "gpuknn", "kneighbors_large_ref": "gpuknn"}
+TIMINGS = {
+    "copy": "time per copy",
+    "gemm_fp32": "time per GEMM",
+    "kneighbors": "gpuknn",
+    "sweep": "study",
+    "kneighbors_k1000": "gpuknn",
+    "kneighbors_large_ref": "gpuknn",
+}
 
 
 def _env() -> dict:
@@ -43,7 +48,12 @@ def dry_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("gpu_report")
     proc = subprocess.run(
         [sys.executable, str(SCRIPTS / "bench_gpu.py"), "--dry-run", "--out", str(out)],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return out, proc
 
 

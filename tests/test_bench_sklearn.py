@@ -20,10 +20,13 @@ def bench():
     return module
 
 
-@pytest.mark.parametrize("argv", [
-    ["--rows", "200", "--kmax", "4", "--synthetic", "--weights", "both"],  # every contender
-    ["--rows", "300", "--kmax", "3", "--no-sklearn", "--repeat", "2"],  # real data when present
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--rows", "200", "--kmax", "4", "--synthetic", "--weights", "both"],  # every contender
+        ["--rows", "300", "--kmax", "3", "--no-sklearn", "--repeat", "2"],  # real data when present
+    ],
+)
 def test_bench_runs_and_compares_choices(bench, capsys, argv):
     if "--synthetic" not in argv and fashion_mnist_dir() is None:
         argv = argv + ["--synthetic"]  # CI without the Fashion-MNIST files
@@ -34,4 +37,4 @@ def test_bench_runs_and_compares_choices(bench, capsys, argv):
     # gpuknn's exact kNN both ways: the same k (scikit-learn's float32 distances may differ)
     line = next(ln for ln in out.splitlines() if ln.strip().startswith("GridSearchCV(gpuknn KNN)") and "/" in ln)
     assert "x the time; choice agrees" in line
-    assert "k = 1..%s" % argv[argv.index("--kmax") + 1] in out
+    assert f"k = 1..{argv[argv.index('--kmax') + 1]}" in out

@@ -45,7 +45,8 @@ def test_every_fold_matches_oracles(wine_result):
             expected["RNN"] = rnn.predict(Xte)
             for m, pred in expected.items():
                 assert wine_result["f1"][m][fold, j] == pytest.approx(
-                    f1_score(y[te], pred, average="macro"), abs=1e-12), (m, fold, k)
+                    f1_score(y[te], pred, average="macro"), abs=1e-12
+                ), (m, fold, k)
 
 
 def test_summary_fields(wine_result):

@@ -1,5 +1,6 @@
 """Certified tile bounds (gpuknn.ops.certify): every tile score within e_q of its exact key."""
 
+import array_api_compat.numpy as xp
 import numpy as np
 import pytest
 
@@ -7,8 +8,6 @@ from gpuknn._delegation import matmul_unit_roundoff
 from gpuknn.ops.certify import certified, gamma, key_rounding, tile_error_bound
 from gpuknn.ops.exact import exact_keys, row_kappa
 from gpuknn.ops.search import Reference, prepare_queries, score_tile
-
-import array_api_compat.numpy as xp
 
 METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation", "inner"]
 
@@ -21,8 +20,8 @@ def _data(kind, rng):
         R = rng.normal(size=(300, 40)) + rng.uniform(-1e3, 1e3, size=(300, 1))
         Q = rng.normal(size=(50, 40)) + 500.0
     elif kind == "rows-huge":  # rows far from 0 against their spread: kappa ~ 1e5
-        R = (1e5 + rng.normal(size=(300, 3)))
-        Q = (1e5 + rng.normal(size=(50, 3)))
+        R = 1e5 + rng.normal(size=(300, 3))
+        Q = 1e5 + rng.normal(size=(50, 3))
     elif kind == "cancel":  # near-orthogonal rows: scores cancel
         R = rng.normal(size=(300, 40))
         R[:, 1::2] *= 1e3
@@ -43,9 +42,17 @@ def test_every_tile_score_is_within_its_bound(kind, metric, dtype):
         rows, q_stats, q_norm, q_sq = prepare_queries(Q, ref, tile)
         S = score_tile(rows, ref.block(0, R.shape[0], tile).T).astype(np.float64)
         u, eta = matmul_unit_roundoff(tile, xp)
-        e = tile_error_bound(metric, q_norm, ref.ref_max, width=ref.width, n_features=R.shape[1],
-                             u=u, eta=eta, key_scale=ref.key_scale,
-                             q_kappa=row_kappa(q_stats, R.shape[1]))
+        e = tile_error_bound(
+            metric,
+            q_norm,
+            ref.ref_max,
+            width=ref.width,
+            n_features=R.shape[1],
+            u=u,
+            eta=eta,
+            key_scale=ref.key_scale,
+            q_kappa=row_kappa(q_stats, R.shape[1]),
+        )
         idx = np.broadcast_to(np.arange(R.shape[0]), (Q.shape[0], R.shape[0]))
         keys = exact_keys(Q, R, idx, metric, ref.stats, q_stats=q_stats)
         units = keys if q_sq is None else 0.5 * (keys + q_sq[:, None])
@@ -56,8 +63,7 @@ def test_every_tile_score_is_within_its_bound(kind, metric, dtype):
 
 
 def test_zero_rows_have_no_error():
-    e = tile_error_bound("correlation", np.array([0.0, 1.0]), 1.0, width=5, n_features=5,
-                         u=2.0**-24, eta=2.0**-150)
+    e = tile_error_bound("correlation", np.array([0.0, 1.0]), 1.0, width=5, n_features=5, u=2.0**-24, eta=2.0**-150)
     assert e[0] == 0 and e[1] > 0
     e = tile_error_bound("cosine", np.array([1.0]), 0.0, width=5, n_features=5, u=2.0**-24, eta=2.0**-150)
     assert e[0] == 0

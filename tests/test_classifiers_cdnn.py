@@ -70,8 +70,7 @@ def test_many_k_from_one_neighbour_list_and_string_labels(xp, to_xp):
     X, y, Q = _data(7)
     _, idx = kneighbors(to_xp(Q), to_xp(X), 11)
     ks = [3, 7, 11]
-    many = to_numpy(centroid_displacement_predict(
-        to_xp(Q), to_xp(X), to_xp(y), idx, n_classes=4, ks=ks, n_confident=2))
+    many = to_numpy(centroid_displacement_predict(to_xp(Q), to_xp(X), to_xp(y), idx, n_classes=4, ks=ks, n_confident=2))
     for row, k in zip(many, ks):
         np.testing.assert_array_equal(row, reference_cdnn(X, y, Q, k, 2))
     names = np.array(["w", "x", "y", "z"])

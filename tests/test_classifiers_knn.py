@@ -83,7 +83,7 @@ def test_bundled_datasets_equal_sklearn(xp, to_xp, loader, weights):
 
     X, y = getattr(sklearn.datasets, loader)(return_X_y=True)
     perm = np.random.default_rng(0).permutation(len(y))
-    tr, te = perm[: int(0.7 * len(y))], perm[int(0.7 * len(y)):]
+    tr, te = perm[: int(0.7 * len(y))], perm[int(0.7 * len(y)) :]
     for k in (1, 5, 10):
         ours = KNeighborsClassifier(k, weights=weights, algorithm="brute").fit(to_xp(X[tr]), to_xp(y[tr]))
         ref = SkKNN(n_neighbors=k, weights=weights, algorithm="brute").fit(X[tr], y[tr])

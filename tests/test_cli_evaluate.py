@@ -22,9 +22,16 @@ def _make(seed=0, n=80):
 def _keel(path, X, y, *, header=True, missing=()):
     lines = []
     if header:
-        lines += ["@relation toy", "@attribute a real [-5, 5]", "@attribute b real [-5, 5]",
-                  "@attribute c real [-5, 5]", "@attribute Class {positive, negative}",
-                  "@inputs a, b, c", "@outputs Class", "@data"]
+        lines += [
+            "@relation toy",
+            "@attribute a real [-5, 5]",
+            "@attribute b real [-5, 5]",
+            "@attribute c real [-5, 5]",
+            "@attribute Class {positive, negative}",
+            "@inputs a, b, c",
+            "@outputs Class",
+            "@data",
+        ]
     for i, (row, lab) in enumerate(zip(X, y)):
         cells = [f"{v:.3f}" for v in row]
         if i in missing:
@@ -38,10 +45,16 @@ def _expected(X, y, k=5, seed=0, pos="positive"):
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
     pred = SkKNN(k).fit(Xtr, ytr).predict(Xte)
     t, p = yte == pos, pred == pos
-    return {"tp": int(np.sum(t & p)), "fp": int(np.sum(~t & p)), "tn": int(np.sum(~t & ~p)),
-            "fn": int(np.sum(t & ~p)), "precision": precision_score(yte, pred, pos_label=pos),
-            "recall": recall_score(yte, pred, pos_label=pos),
-            "macro_f1": f1_score(yte, pred, average="macro"), "accuracy": float(np.mean(yte == pred))}
+    return {
+        "tp": int(np.sum(t & p)),
+        "fp": int(np.sum(~t & p)),
+        "tn": int(np.sum(~t & ~p)),
+        "fn": int(np.sum(t & ~p)),
+        "precision": precision_score(yte, pred, pos_label=pos),
+        "recall": recall_score(yte, pred, pos_label=pos),
+        "macro_f1": f1_score(yte, pred, average="macro"),
+        "accuracy": float(np.mean(yte == pred)),
+    }
 
 
 @pytest.mark.parametrize("header", [True, False])
@@ -142,8 +155,7 @@ def test_csv_with_header_quotes_and_target_by_name(tmp_path, capsys):
     assert row2["target"] == "2000"
     assert [row2[k] for k in ("tp", "fp", "tn", "fn")] == [row[k] for k in ("tp", "fp", "tn", "fn")]
     assert main(["evaluate", str(g), "--target", "nope"]) == 2
-    assert "no target column 'nope'; the columns are ['1990', '1991', '1992', '2000']" in (
-        capsys.readouterr().err)
+    assert "no target column 'nope'; the columns are ['1990', '1991', '1992', '2000']" in (capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("tokens", [("nan", "inf", ""), ("?", "NA", "-inf")])

@@ -9,8 +9,14 @@ from sklearn.datasets import load_digits, load_wine
 
 from gpuknn.cli import main
 
-FIGS = {"accuracy_vs_k.png", "confusion_matrix.png", "heatmap_uniform.png", "heatmap_distance.png",
-        "variance_components.png", "variance_cumulative.png"}
+FIGS = {
+    "accuracy_vs_k.png",
+    "confusion_matrix.png",
+    "heatmap_uniform.png",
+    "heatmap_distance.png",
+    "variance_components.png",
+    "variance_cumulative.png",
+}
 QUICK = ["--quiet", "--folds", "3", "--k", "1-5", "--k-raw", "1-8"]
 
 
@@ -23,8 +29,7 @@ def _run(args, out):
 
 def test_digits_end_to_end_reaches_097(tmp_path, capsys):
     # the bar: the CV-chosen configuration on digits scores >= 0.97 on the test set
-    res = _run(["sweep", "--data", "digits", "--quiet", "--metric", "correlation,euclidean"],
-               tmp_path / "digits")
+    res = _run(["sweep", "--data", "digits", "--quiet", "--metric", "correlation,euclidean"], tmp_path / "digits")
     assert res["test_accuracy"] >= 0.97
     assert res["metric_best"] in ("correlation", "euclidean")
     assert res["data"]["source"].startswith("scikit-learn bundled data set 'digits'")
@@ -40,13 +45,31 @@ def test_csv_with_quoted_fields_string_target_and_scaling(tmp_path):
     path = tmp_path / "wine.csv"
     with path.open("w", newline="") as fh:
         w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-        w.writerow([f"f{i}" for i in range(X.shape[1] // 2)] + ["label"]
-                   + [f"g{i}" for i in range(X.shape[1] - X.shape[1] // 2)])
+        w.writerow(
+            [f"f{i}" for i in range(X.shape[1] // 2)]
+            + ["label"]
+            + [f"g{i}" for i in range(X.shape[1] - X.shape[1] // 2)]
+        )
         for row, lab in zip(X, names):
             h = X.shape[1] // 2
             w.writerow(list(row[:h]) + [lab] + list(row[h:]))
-    res = _run(["sweep", "--data", str(path), "--target", "label", "--scale", "standard",
-                "--test-size", "0.3", "--scoring", "macro_f1"] + QUICK, tmp_path / "csv")
+    res = _run(
+        [
+            "sweep",
+            "--data",
+            str(path),
+            "--target",
+            "label",
+            "--scale",
+            "standard",
+            "--test-size",
+            "0.3",
+            "--scoring",
+            "macro_f1",
+        ]
+        + QUICK,
+        tmp_path / "csv",
+    )
     assert res["class_names"] == ["barbera", "barolo, piedmont", "grignolino"]
     assert res["scoring"] == "macro_f1" and res["settings"]["scale"] == "standard"
     assert res["n_test"] == 54 and res["test_accuracy"] >= 0.85  # wine needs scaling: it has it
@@ -59,8 +82,21 @@ def test_npz_with_its_own_test_split_and_resampling(tmp_path):
     Xt = np.concatenate([rng.normal(0, 1, (50, 6)), rng.normal(1.5, 1, (10, 6))])
     yt = np.r_[np.zeros(50, int), np.ones(10, int)]
     np.savez(tmp_path / "imb.npz", X=X, y=y, X_test=Xt, y_test=yt)
-    res = _run(["sweep", "--data", str(tmp_path / "imb.npz"), "--resample", "SMOTE",
-                "--scoring", "balanced_accuracy", "--p", "1-6"] + QUICK, tmp_path / "npz")
+    res = _run(
+        [
+            "sweep",
+            "--data",
+            str(tmp_path / "imb.npz"),
+            "--resample",
+            "SMOTE",
+            "--scoring",
+            "balanced_accuracy",
+            "--p",
+            "1-6",
+        ]
+        + QUICK,
+        tmp_path / "npz",
+    )
     assert res["n_train"] == 220 and res["n_test"] == 60  # SMOTE touched the training folds only
     assert res["settings"]["resample"] == "SMOTE"
     assert 0.5 <= res["test_balanced_accuracy"] <= 1.0
@@ -70,8 +106,12 @@ def test_keel_file(tmp_path):
     X, y = load_digits(n_class=3, return_X_y=True)
     d = X.shape[1]
     lines = ["@relation d3"] + [f"@attribute a{i} real [0.0, 16.0]" for i in range(d)]
-    lines += ["@attribute class {zero, one, two}", "@inputs " + ", ".join(f"a{i}" for i in range(d)),
-              "@outputs class", "@data"]
+    lines += [
+        "@attribute class {zero, one, two}",
+        "@inputs " + ", ".join(f"a{i}" for i in range(d)),
+        "@outputs class",
+        "@data",
+    ]
     labels = np.array(["zero", "one", "two"])[y]
     lines += [", ".join(f"{v:.1f}" for v in row) + f", {lab}" for row, lab in zip(X, labels)]
     (tmp_path / "d3.dat").write_text("\n".join(lines) + "\n")
@@ -80,13 +120,16 @@ def test_keel_file(tmp_path):
     assert res["test_accuracy"] > 0.95
 
 
-@pytest.mark.parametrize("bad, message", [
-    (["--data", "no_such_set"], "no_such_set"),
-    (["--data", "missing.csv"], "missing.csv"),
-    (["--data", "iris", "--data-dir", "/tmp"], "--data-dir is for --data fashion-mnist only"),
-    (["--data", "iris", "--synthetic", "300"], "--synthetic replaces the data"),
-    (["--data", "iris", "--target", "nope"], "nope"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["--data", "no_such_set"], "no_such_set"),
+        (["--data", "missing.csv"], "missing.csv"),
+        (["--data", "iris", "--data-dir", "/tmp"], "--data-dir is for --data fashion-mnist only"),
+        (["--data", "iris", "--synthetic", "300"], "--synthetic replaces the data"),
+        (["--data", "iris", "--target", "nope"], "nope"),
+    ],
+)
 def test_bad_data_options_exit_2_before_touching_out(tmp_path, capsys, bad, message):
     out = tmp_path / "run"
     assert main(["sweep", "--quiet", "--out", str(out)] + bad) == 2

@@ -35,8 +35,23 @@ def test_make_groups_and_table():
 def test_cli_writes_outputs(tmp_path, capsys):
     from gpuknn.cli import main
 
-    rc = main(["cluster-study", "--out", str(tmp_path), "--k-max", "6", "--n-per-group", "30",
-               "--b-gap", "2", "--b-null", "4", "--device", "cpu"])
+    rc = main(
+        [
+            "cluster-study",
+            "--out",
+            str(tmp_path),
+            "--k-max",
+            "6",
+            "--n-per-group",
+            "30",
+            "--b-gap",
+            "2",
+            "--b-null",
+            "4",
+            "--device",
+            "cpu",
+        ]
+    )
     assert rc == 0
     data = json.loads((tmp_path / "cluster_study.json").read_text())
     assert data["chosen_k"]["rand"] == 5
@@ -44,6 +59,22 @@ def test_cli_writes_outputs(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 0
     out = capsys.readouterr()
     assert "chosen K per index" in out.out and "k-means K=1" in out.err
-    rc = main(["cluster-study", "--out", str(tmp_path / "q"), "--k-max", "5", "--n-per-group", "20",
-               "--b-gap", "2", "--b-null", "2", "--quiet", "--device", "cpu"])
+    rc = main(
+        [
+            "cluster-study",
+            "--out",
+            str(tmp_path / "q"),
+            "--k-max",
+            "5",
+            "--n-per-group",
+            "20",
+            "--b-gap",
+            "2",
+            "--b-null",
+            "2",
+            "--quiet",
+            "--device",
+            "cpu",
+        ]
+    )
     assert rc == 0 and capsys.readouterr().out == ""

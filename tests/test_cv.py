@@ -20,9 +20,18 @@ def test_k_table_equals_one_classifier_per_k(xp, to_xp, weights):
     X, y = _data()
     cv = StratifiedKFold(3, shuffle=True, random_state=2)
     ks = [1, 4, 9]
-    table = cross_validate_k(to_xp(X), to_xp(y), ks, cv=cv, metric="correlation", weights=[weights],
-                             scoring={"accuracy": lambda t, p: float(np.mean(to_numpy(t) == to_numpy(p))),
-                                      "macro_f1": lambda t, p: f1_score(t, p, average="macro")})
+    table = cross_validate_k(
+        to_xp(X),
+        to_xp(y),
+        ks,
+        cv=cv,
+        metric="correlation",
+        weights=[weights],
+        scoring={
+            "accuracy": lambda t, p: float(np.mean(to_numpy(t) == to_numpy(p))),
+            "macro_f1": lambda t, p: f1_score(t, p, average="macro"),
+        },
+    )
     assert len(table.rows) == 3 * len(ks)
     for row in table.rows:
         tr, te = list(cv.split(X, y))[row["fold"]]
@@ -40,8 +49,9 @@ def test_k_table_equals_one_classifier_per_k(xp, to_xp, weights):
 def test_kp_table_equals_refitting_pca_per_p(xp, to_xp):
     X, y = _data(n=150, d=10, seed=3)
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
-    table = cross_validate_kp(to_xp(X), to_xp(y), [1, 5], [3, 6, 10], cv=cv, metric="correlation",
-                              weights=["uniform", "distance"])
+    table = cross_validate_kp(
+        to_xp(X), to_xp(y), [1, 5], [3, 6, 10], cv=cv, metric="correlation", weights=["uniform", "distance"]
+    )
     assert len(table.rows) == 3 * 3 * 2 * 2
     for row in table.rows[::5]:
         tr, te = list(cv.split(X, y))[row["fold"]]
@@ -78,12 +88,15 @@ def test_cv_argument_as_scikit_learn_reads_it():
     for cv in (3, folds, iter(folds)):
         assert cross_validate_k(X, y, [1, 3], cv=cv).rows == want
     sk = SkStratified(3, shuffle=True, random_state=1)  # scikit-learn's own splitter
-    assert (cross_validate_k(X, y, [1, 3], cv=sk).rows
-            == cross_validate_k(X, y, [1, 3], cv=list(sk.split(X, y))).rows)
+    assert cross_validate_k(X, y, [1, 3], cv=sk).rows == cross_validate_k(X, y, [1, 3], cv=list(sk.split(X, y))).rows
     assert len(cross_validate_k(X, y, [1], cv=None).rows) == 5
-    for bad, match in (("abc", "cv must be"), ([(np.arange(3), np.array([1.5]))], "integer"),
-                       ([(np.arange(3), np.array([150]))], r"\[0, 150\)"), ([], "no folds"),
-                       ([(1, 2, 3)], "not a \\(train, test\\) pair")):
+    for bad, match in (
+        ("abc", "cv must be"),
+        ([(np.arange(3), np.array([1.5]))], "integer"),
+        ([(np.arange(3), np.array([150]))], r"\[0, 150\)"),
+        ([], "no folds"),
+        ([(1, 2, 3)], "not a \\(train, test\\) pair"),
+    ):
         with pytest.raises(InvalidInputError, match=match):
             cross_validate_k(X, y, [1], cv=bad)
 

@@ -50,14 +50,11 @@ def served(tmp_path):
     write_idx(srv / "t10k-labels-idx1-ubyte.gz", (np.arange(10) % 10).astype(np.uint8))
     sums = {n: hashlib.sha256((srv / n).read_bytes()).hexdigest() for n in FASHION_MNIST_FILES}
     handler = type("H", (_QuietHandler,), {"requests_seen": []})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(handler, directory=str(srv))
-    )
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(srv)))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield {"url": f"http://127.0.0.1:{server.server_address[1]}/", "dir": srv,
-               "sha256": sums, "handler": handler}
+        yield {"url": f"http://127.0.0.1:{server.server_address[1]}/", "dir": srv, "sha256": sums, "handler": handler}
     finally:
         server.shutdown()
         server.server_close()
@@ -111,7 +108,8 @@ def test_wrong_existing_file_is_replaced(served, tmp_path):
     (dest / "train-labels-idx1-ubyte.gz").write_bytes(b"stale")
     download_fashion_mnist(dest, base_url=served["url"], sha256=served["sha256"], timeout=5)
     assert (dest / "train-labels-idx1-ubyte.gz").read_bytes() == (
-        served["dir"] / "train-labels-idx1-ubyte.gz").read_bytes()
+        served["dir"] / "train-labels-idx1-ubyte.gz"
+    ).read_bytes()
 
 
 def test_http_404_is_a_clear_error(served, tmp_path):
@@ -128,8 +126,9 @@ def test_connection_refused_is_a_clear_error(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with pytest.raises(DataNotFoundError, match=r"download of http://127\.0\.0\.1:\d+/train-images.* failed"):
-        download_fashion_mnist(tmp_path / "d", base_url=f"http://127.0.0.1:{port}/",
-                               sha256=FASHION_MNIST_SHA256, timeout=2)
+        download_fashion_mnist(
+            tmp_path / "d", base_url=f"http://127.0.0.1:{port}/", sha256=FASHION_MNIST_SHA256, timeout=2
+        )
     assert leftovers(tmp_path / "d") == []
 
 
@@ -144,8 +143,7 @@ def test_load_with_download_true_uses_first_search_dir(served, tmp_path, monkeyp
     monkeypatch.delenv("GPUKNN_DATA", raising=False)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(fm, "SYSTEM_DATA_DIR", tmp_path / "no-system-dir")
-    local = functools.partial(download_fashion_mnist, base_url=served["url"],
-                              sha256=served["sha256"], timeout=5)
+    local = functools.partial(download_fashion_mnist, base_url=served["url"], sha256=served["sha256"], timeout=5)
     monkeypatch.setattr(fm, "download_fashion_mnist", local)
     with pytest.raises(DataNotFoundError):  # download=False never downloads
         load_fashion_mnist(expected_sizes=None)
@@ -167,13 +165,13 @@ def test_official_constants_are_consistent(fashion_dir):
         if not path.exists():
             pytest.skip("raw (not gzipped) Fashion-MNIST files")
         assert hashlib.sha256(gzip.decompress(path.read_bytes())).hexdigest() == sha
-    for name, mtime in (("t10k-labels-idx1-ubyte.gz", 1504176627),
-                        ("train-labels-idx1-ubyte.gz", 1504176606)):
+    for name, mtime in (("t10k-labels-idx1-ubyte.gz", 1504176627), ("train-labels-idx1-ubyte.gz", 1504176606)):
         data = (fashion_dir / name).read_bytes()
         if data[3] != 0:  # already has the original header (official copy)
             rebuilt = data
         else:
-            rebuilt = (b"\x1f\x8b\x08\x08" + struct.pack("<I", mtime) + b"\x00\x03"
-                       + name[:-3].encode() + b"\x00" + data[10:])
+            rebuilt = (
+                b"\x1f\x8b\x08\x08" + struct.pack("<I", mtime) + b"\x00\x03" + name[:-3].encode() + b"\x00" + data[10:]
+            )
         assert hashlib.md5(rebuilt).hexdigest() == FASHION_MNIST_MD5[name]
         assert hashlib.sha256(rebuilt).hexdigest() == FASHION_MNIST_SHA256[name]

@@ -119,7 +119,10 @@ def test_label_out_of_range(isolated):
     bad = (np.arange(10) % 10).astype(np.uint8)
     bad[4] = 12
     make_fake_dir(isolated / "fm", test_y=bad)
-    with pytest.raises(CorruptDataError, match=r"t10k-labels-idx1-ubyte\.gz: 1 label\(s\) outside 0\.\.9, first at index 4 \(value 12\)"):
+    with pytest.raises(
+        CorruptDataError,
+        match=r"t10k-labels-idx1-ubyte\.gz: 1 label\(s\) outside 0\.\.9, first at index 4 \(value 12\)",
+    ):
         load_small(isolated / "fm")
 
 
@@ -131,7 +134,9 @@ def test_count_mismatch(isolated):
 
 def test_expected_sizes_enforced_by_default(isolated):
     make_fake_dir(isolated / "fm")
-    with pytest.raises(CorruptDataError, match=r"train-images-idx3-ubyte\.gz: 30 images, the train split of Fashion-MNIST has 60000"):
+    with pytest.raises(
+        CorruptDataError, match=r"train-images-idx3-ubyte\.gz: 30 images, the train split of Fashion-MNIST has 60000"
+    ):
         load_fashion_mnist(data_dir=isolated / "fm")
 
 

@@ -12,9 +12,7 @@ from gpuknn.errors import CorruptDataError, InvalidInputError
 
 
 @pytest.mark.parametrize("suffix", ["", ".gz"])
-@pytest.mark.parametrize(
-    "dtype", [np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64]
-)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64])
 def test_round_trip(tmp_path, suffix, dtype):
     rng = np.random.default_rng(0)
     a = (rng.standard_normal((3, 4, 5)) * 50).astype(dtype)
@@ -43,7 +41,7 @@ def test_header_layout_matches_the_spec(tmp_path):
     write_idx(p, np.zeros((2, 28, 28), dtype=np.uint8))
     raw = p.read_bytes()
     assert int.from_bytes(raw[:4], "big") == 2051 == idx_magic(0x08, 3)
-    assert [int.from_bytes(raw[i:i + 4], "big") for i in (4, 8, 12)] == [2, 28, 28]
+    assert [int.from_bytes(raw[i : i + 4], "big") for i in (4, 8, 12)] == [2, 28, 28]
     assert len(raw) == 16 + 2 * 28 * 28
 
 

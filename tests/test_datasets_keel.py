@@ -115,7 +115,9 @@ def test_numeric_string_labels_kept_as_written(tmp_path):
 def test_missing_values_raise_with_line_and_column(tmp_path):
     text = KEEL.replace("0.56, 0.40", "0.56, ?")
     p = write(tmp_path, text)
-    with pytest.raises(CorruptDataError, match=r"toy\.dat, line 14: missing value '\?' in column 'Gvh'.*drop_missing=True"):
+    with pytest.raises(
+        CorruptDataError, match=r"toy\.dat, line 14: missing value '\?' in column 'Gvh'.*drop_missing=True"
+    ):
         load_keel(p)
 
 

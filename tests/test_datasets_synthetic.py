@@ -33,16 +33,14 @@ def test_images_learnable_by_correlation_knn_but_not_trivially():
 
 
 def test_images_options_and_namespace(xp):
-    X, y = make_classification_images(40, n_features=16, n_classes=4, dtype="float64",
-                                      random_state=0, xp=xp)
+    X, y = make_classification_images(40, n_features=16, n_classes=4, dtype="float64", random_state=0, xp=xp)
     assert array_namespace(X).__name__ == xp.__name__
     assert X.dtype == xp.float64 and tuple(X.shape) == (40, 16) and y.dtype == xp.int64
     assert set(to_numpy(y).tolist()) == {0, 1, 2, 3}
 
 
 def test_fashion_like_same_prototypes_for_both_splits():
-    Xtr, ytr, Xte, yte = make_fashion_mnist_like(300, 100, n_classes=3, class_sep=0.3,
-                                                 random_state=1)
+    Xtr, ytr, Xte, yte = make_fashion_mnist_like(300, 100, n_classes=3, class_sep=0.3, random_state=1)
     means_tr = np.stack([Xtr[ytr == c].mean(0) for c in range(3)])
     means_te = np.stack([Xte[yte == c].mean(0) for c in range(3)])
     corr = np.corrcoef(means_tr, means_te)[:3, 3:]
@@ -51,8 +49,14 @@ def test_fashion_like_same_prototypes_for_both_splits():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(n_samples=5), dict(n_samples=0), dict(n_samples=50, n_classes=1),
-     dict(n_samples=50, noise=-1.0), dict(n_samples=50, dtype="int8"), dict(n_samples=2.5)],
+    [
+        dict(n_samples=5),
+        dict(n_samples=0),
+        dict(n_samples=50, n_classes=1),
+        dict(n_samples=50, noise=-1.0),
+        dict(n_samples=50, dtype="int8"),
+        dict(n_samples=2.5),
+    ],
 )
 def test_images_bad_arguments(kwargs):
     n = kwargs.pop("n_samples")
@@ -62,8 +66,7 @@ def test_images_bad_arguments(kwargs):
 
 def test_gaussian_classes_counts_means_and_bayes_error():
     n, d = 20000, 2.0
-    X, y = make_gaussian_classes(n, n_features=3, centers_distance=d, positive_fraction=0.5,
-                                 random_state=0)
+    X, y = make_gaussian_classes(n, n_features=3, centers_distance=d, positive_fraction=0.5, random_state=0)
     assert X.shape == (n, 3) and X.dtype == np.float64 and int(y.sum()) == n // 2
     np.testing.assert_allclose(X[y == 1].mean(0), [d, 0, 0], atol=0.05)
     np.testing.assert_allclose(X[y == 0].mean(0), [0, 0, 0], atol=0.05)
@@ -73,19 +76,25 @@ def test_gaussian_classes_counts_means_and_bayes_error():
 
 
 def test_gaussian_classes_imbalance_seed_namespace(xp):
-    X, y = make_gaussian_classes(101, n_features=2, centers_distance=1.0, positive_fraction=0.1,
-                                 random_state=5, xp=xp, dtype="float32")
+    X, y = make_gaussian_classes(
+        101, n_features=2, centers_distance=1.0, positive_fraction=0.1, random_state=5, xp=xp, dtype="float32"
+    )
     assert int(xp.sum(y)) == 10 and X.dtype == xp.float32
-    X2, y2 = make_gaussian_classes(101, n_features=2, centers_distance=1.0, positive_fraction=0.1,
-                                   random_state=5)
+    X2, y2 = make_gaussian_classes(101, n_features=2, centers_distance=1.0, positive_fraction=0.1, random_state=5)
     np.testing.assert_array_equal(to_numpy(y), y2)
     np.testing.assert_allclose(to_numpy(X), X2.astype(np.float32))
 
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(positive_fraction=0.0), dict(positive_fraction=1.0), dict(positive_fraction=0.001),
-     dict(centers_distance=-1.0), dict(centers_distance=float("nan")), dict(n_features=0)],
+    [
+        dict(positive_fraction=0.0),
+        dict(positive_fraction=1.0),
+        dict(positive_fraction=0.001),
+        dict(centers_distance=-1.0),
+        dict(centers_distance=float("nan")),
+        dict(n_features=0),
+    ],
 )
 def test_gaussian_classes_bad_arguments(kwargs):
     with pytest.raises(InvalidInputError):

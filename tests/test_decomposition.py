@@ -63,7 +63,8 @@ def test_variance_fraction_picks_sklearn_count(xp, to_xp, fraction):
         pca = PCA(fraction, solver=solver, random_state=0).fit(to_xp(X))
         assert pca.n_components_ == sk.n_components_
         np.testing.assert_allclose(
-            np.sum(to_numpy(pca.explained_variance_ratio_)), np.sum(sk.explained_variance_ratio_),
+            np.sum(to_numpy(pca.explained_variance_ratio_)),
+            np.sum(sk.explained_variance_ratio_),
             rtol=1e-8,
         )
 
@@ -99,7 +100,8 @@ def test_inverse_transform_round_trip(xp, to_xp):
     p5 = PCA(5).fit(to_xp(X))
     np.testing.assert_allclose(
         to_numpy(p5.inverse_transform(p5.transform(to_xp(X)))),
-        sk.inverse_transform(sk.transform(X)), atol=1e-9,
+        sk.inverse_transform(sk.transform(X)),
+        atol=1e-9,
     )
 
 
@@ -129,14 +131,17 @@ def test_integer_input_is_float64(xp, to_xp):
     assert pca.components_.dtype == xp.float64
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"n_components": 0}, "n_components"),
-    ({"n_components": 13}, "n_components"),
-    ({"n_components": 1.0}, "n_components"),
-    ({"n_components": -0.5}, "n_components"),
-    ({"n_components": "all"}, "n_components"),
-    ({"solver": "svd"}, "solver"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_components": 0}, "n_components"),
+        ({"n_components": 13}, "n_components"),
+        ({"n_components": 1.0}, "n_components"),
+        ({"n_components": -0.5}, "n_components"),
+        ({"n_components": "all"}, "n_components"),
+        ({"solver": "svd"}, "solver"),
+    ],
+)
 def test_bad_parameters(xp, to_xp, kwargs, match):
     with pytest.raises(InvalidInputError, match=match):
         PCA(**kwargs).fit(to_xp(_random_data()))
@@ -207,8 +212,9 @@ def test_float32_data_of_tiny_scale(xp, to_xp, solver):
     np.testing.assert_allclose(to_numpy(pca.explained_variance_), ref, rtol=1e-4)
 
 
-@pytest.mark.parametrize("dtype", [np.int32, "int32", np.dtype("int64"), int, bool, np.float16, "f8",
-                                   complex, object, "float", 3])
+@pytest.mark.parametrize(
+    "dtype", [np.int32, "int32", np.dtype("int64"), int, bool, np.float16, "f8", complex, object, "float", 3]
+)
 def test_non_float_dtype_refused_whatever_its_type(backend, dtype):
     """Issue 18: PCA(dtype=np.int32) ran an integer covariance; any dtype other than
     float32/float64, of any type, is refused naming dtype and the allowed values."""
@@ -224,11 +230,18 @@ def test_float_dtype_spellings_accepted(backend, dtype):
     assert str(PCA(2, dtype=dtype).fit(X).components_.dtype).endswith(want)
 
 
-@pytest.mark.parametrize("params, name", [({"random_state": "x"}, "random_state"),
-                                          ({"random_state": -1}, "random_state"),
-                                          ({"random_state": 1.5}, "random_state"),
-                                          ({"tol": "small"}, "tol"), ({"tol": -1.0}, "tol"),
-                                          ({"max_iter": 2.5}, "max_iter"), ({"solver": ["eigh"]}, "solver")])
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"random_state": "x"}, "random_state"),
+        ({"random_state": -1}, "random_state"),
+        ({"random_state": 1.5}, "random_state"),
+        ({"tol": "small"}, "tol"),
+        ({"tol": -1.0}, "tol"),
+        ({"max_iter": 2.5}, "max_iter"),
+        ({"solver": ["eigh"]}, "solver"),
+    ],
+)
 def test_odd_option_types_name_the_option(params, name):
     X = np.random.default_rng(0).normal(size=(10, 3))
     with pytest.raises(InvalidInputError, match=name):

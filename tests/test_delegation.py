@@ -68,8 +68,11 @@ def test_kth_largest_order_rows_and_bincount(backend):
     rows, vals = np.array([1, 0, 0, 1, 0]), np.array([5.0, 1.0, 2.0, 5.0, 2.0])
     assert_xp(order_rows(backend.asarray(rows), backend.asarray(vals)), np.array([2, 4, 1, 0, 3]), backend)
     ties = np.array([0, 0, 9, 0, 3])
-    assert_xp(order_rows(backend.asarray(rows), backend.asarray(vals), backend.asarray(ties)),
-              np.array([4, 2, 1, 0, 3]), backend)
+    assert_xp(
+        order_rows(backend.asarray(rows), backend.asarray(vals), backend.asarray(ties)),
+        np.array([4, 2, 1, 0, 3]),
+        backend,
+    )
     assert_xp(bincount(backend.asarray(np.array([0, 2, 2, -1, 2])), 3), np.array([1, 0, 3]), backend)
     # nothing to count (CuPy's own bincount raises there), or only negatives
     empty = backend.asarray(np.zeros(0, dtype=np.int64))

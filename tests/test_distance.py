@@ -6,8 +6,7 @@ from gpuknn import InvalidInputError, pairwise_distances, pairwise_distances_chu
 from gpuknn._backend import to_numpy
 from gpuknn.ops.distance import METRICS
 
-SCIPY = {"euclidean": "euclidean", "sqeuclidean": "sqeuclidean", "cosine": "cosine",
-         "correlation": "correlation"}
+SCIPY = {"euclidean": "euclidean", "sqeuclidean": "sqeuclidean", "cosine": "cosine", "correlation": "correlation"}
 
 
 @pytest.mark.parametrize("metric", list(SCIPY))

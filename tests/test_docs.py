@@ -9,8 +9,15 @@ import pytest
 import gpuknn
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["gpuknn", "gpuknn.metrics", "gpuknn.cluster", "gpuknn.model_selection",
-            "gpuknn.linalg", "gpuknn.resampling", "gpuknn.datasets"]
+PACKAGES = [
+    "gpuknn",
+    "gpuknn.metrics",
+    "gpuknn.cluster",
+    "gpuknn.model_selection",
+    "gpuknn.linalg",
+    "gpuknn.resampling",
+    "gpuknn.datasets",
+]
 
 
 def _listed():

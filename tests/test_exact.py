@@ -39,10 +39,10 @@ def test_keys_match_the_definition(backend, metric, dtype):
     idx = rng.integers(0, 50, size=(6, 11))
     idx[:, 0], idx[:, 1] = 7, 8
     Rb = backend.asarray(R)
-    keys = exact_keys(backend.asarray(Q), Rb, backend.asarray(idx), metric, row_stats(Rb, metric),
-                      max_bytes=900)  # several row blocks
-    assert_xp(keys, _oracle(Q, R, idx, metric), backend, dtype=backend.xp.float64, exact=False,
-              rtol=1e-12, atol=1e-12)
+    keys = exact_keys(
+        backend.asarray(Q), Rb, backend.asarray(idx), metric, row_stats(Rb, metric), max_bytes=900
+    )  # several row blocks
+    assert_xp(keys, _oracle(Q, R, idx, metric), backend, dtype=backend.xp.float64, exact=False, rtol=1e-12, atol=1e-12)
 
 
 def test_top_keys_snap_to_one(backend):
@@ -53,8 +53,9 @@ def test_top_keys_snap_to_one(backend):
     R = np.stack([r, r * 3.0, r + 7.0, rng.normal(size=30)])
     Rb = backend.asarray(R)
     for metric in ("cosine", "correlation"):
-        keys = exact_keys(backend.asarray(R[:1]), Rb, backend.asarray(np.array([[0, 1, 2, 3]])), metric,
-                          row_stats(Rb, metric))
+        keys = exact_keys(
+            backend.asarray(R[:1]), Rb, backend.asarray(np.array([[0, 1, 2, 3]])), metric, row_stats(Rb, metric)
+        )
         got = host(keys)[0]
         assert got[0] == got[1] == 1.0
         assert (got[2] == 1.0) == (metric == "correlation") and got[3] < 1.0

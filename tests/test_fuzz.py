@@ -27,8 +27,9 @@ from gpuknn.errors import GpuknnError  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-FUZZ = settings(max_examples=400, deadline=None, derandomize=True, database=None,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=400, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 
 _OK, _ERR = "ok", "err"
 
@@ -52,10 +53,16 @@ _SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "huge": 1e200}
 def matrices(draw, max_rows=5, max_cols=3, allow_junk=True):
     """``(value, valid)``: something passed as a data matrix, and whether gpuknn must
     accept it (2-D, non-empty, real numbers, finite, squares representable)."""
-    kind = draw(st.sampled_from(
-        ["float64", "float64", "float32", "int64", "bool", "list"]
-        + (["complex", "object_num", "object_str", "ragged", "empty", "1d", "scalar", "str", "none"]
-           if allow_junk else [])))
+    kind = draw(
+        st.sampled_from(
+            ["float64", "float64", "float32", "int64", "bool", "list"]
+            + (
+                ["complex", "object_num", "object_str", "ragged", "empty", "1d", "scalar", "str", "none"]
+                if allow_junk
+                else []
+            )
+        )
+    )
     n = draw(st.integers(1, max_rows))
     d = draw(st.integers(1, max_cols))
     seed = draw(st.integers(0, 2**16))
@@ -111,8 +118,13 @@ def as_float64(a):
     return np.asarray(a, dtype=np.float64)
 
 
-ints_or_junk = st.one_of(st.integers(-2, 8), st.floats(-2, 8), st.just(math.nan), st.booleans(),
-                         st.sampled_from(["3", None, [2], 2.0, np.int64(2), np.float64(2.0)]))
+ints_or_junk = st.one_of(
+    st.integers(-2, 8),
+    st.floats(-2, 8),
+    st.just(math.nan),
+    st.booleans(),
+    st.sampled_from(["3", None, [2], 2.0, np.int64(2), np.float64(2.0)]),
+)
 
 
 def is_int(v):
@@ -121,15 +133,25 @@ def is_int(v):
 
 # ---------------------------------------------------------------- kneighbors / distances
 @FUZZ
-@given(Q=matrices(), R=matrices(), k=ints_or_junk,
-       metric=st.sampled_from(["euclidean", "sqeuclidean", "cosine", "inner", "manhattan", 3]),
-       wm=st.sampled_from([None, None, 1, 10_000, "big", -1, True, 2.5e6]))
+@given(
+    Q=matrices(),
+    R=matrices(),
+    k=ints_or_junk,
+    metric=st.sampled_from(["euclidean", "sqeuclidean", "cosine", "inner", "manhattan", 3]),
+    wm=st.sampled_from([None, None, 1, 10_000, "big", -1, True, 2.5e6]),
+)
 def test_kneighbors(Q, R, k, metric, wm):
     (q, q_ok), (r, r_ok) = Q, R
     kind, res = outcome(lambda: gpuknn.kneighbors(q, r, k, metric=metric, working_memory=wm))
-    valid = (q_ok and r_ok and np.shape(q)[1] == np.shape(r)[1] and is_int(k)
-             and 1 <= k <= np.shape(r)[0] and metric in ("euclidean", "sqeuclidean", "cosine", "inner")
-             and wm not in ("big", -1, True))
+    valid = (
+        q_ok
+        and r_ok
+        and np.shape(q)[1] == np.shape(r)[1]
+        and is_int(k)
+        and 1 <= k <= np.shape(r)[0]
+        and metric in ("euclidean", "sqeuclidean", "cosine", "inner")
+        and wm not in ("big", -1, True)
+    )
     if not valid:
         assert kind == _ERR, (q, r, k, metric, wm, res)
         return
@@ -141,8 +163,11 @@ def test_kneighbors(Q, R, k, metric, wm):
     for i in range(qf.shape[0]):
         assert len(set(idx[i].tolist())) == k
     f32 = np.asarray(q).dtype == np.float32 or np.asarray(r).dtype == np.float32
-    tol = dict(rtol=1e-4, atol=1e-4 * max(1.0, np.abs(qf).max(), np.abs(rf).max()) ** 2) if f32 else \
-        dict(rtol=1e-9, atol=1e-9 * max(1.0, np.abs(qf).max(), np.abs(rf).max()) ** 2)
+    tol = (
+        dict(rtol=1e-4, atol=1e-4 * max(1.0, np.abs(qf).max(), np.abs(rf).max()) ** 2)
+        if f32
+        else dict(rtol=1e-9, atol=1e-9 * max(1.0, np.abs(qf).max(), np.abs(rf).max()) ** 2)
+    )
     if metric == "inner":
         full = qf @ rf.T
         want = -np.sort(-full, axis=1)[:, :k]
@@ -161,15 +186,22 @@ def test_kneighbors(Q, R, k, metric, wm):
 
 
 @FUZZ
-@given(X=matrices(), Y=st.one_of(st.none(), matrices()),
-       metric=st.sampled_from(["euclidean", "sqeuclidean", "cosine", "nope", None]))
+@given(
+    X=matrices(),
+    Y=st.one_of(st.none(), matrices()),
+    metric=st.sampled_from(["euclidean", "sqeuclidean", "cosine", "nope", None]),
+)
 def test_pairwise_distances(X, Y, metric):
     (x, x_ok) = X
     y, y_ok = (None, True) if Y is None else Y
     y_ok = y_ok or y is None  # None is "Y = X"
     kind, res = outcome(lambda: gpuknn.pairwise_distances(x, y, metric=metric))
-    valid = x_ok and y_ok and (y is None or np.shape(x)[1] == np.shape(y)[1]) and metric in (
-        "euclidean", "sqeuclidean", "cosine")
+    valid = (
+        x_ok
+        and y_ok
+        and (y is None or np.shape(x)[1] == np.shape(y)[1])
+        and metric in ("euclidean", "sqeuclidean", "cosine")
+    )
     if not valid:
         assert kind == _ERR, (x, y, metric, res)
         return
@@ -186,8 +218,7 @@ def test_pairwise_distances(X, Y, metric):
     got = gpuknn._backend.to_numpy(res)
     if metric == "sqeuclidean":
         scale = scale**2
-    np.testing.assert_allclose(got, want, rtol=1e-4 if f32 else 1e-7,
-                               atol=(1e-4 if f32 else 1e-7) * scale)
+    np.testing.assert_allclose(got, want, rtol=1e-4 if f32 else 1e-7, atol=(1e-4 if f32 else 1e-7) * scale)
 
 
 # ------------------------------------------------------------------------------ labels
@@ -230,15 +261,23 @@ def test_classification_metrics(n, data, fn):
 
     yt, kt = data.draw(label_vectors(n))
     yp, kp = data.draw(label_vectors(n))
-    ours = {"accuracy": lambda: gm.accuracy_score(yt, yp),
-            "f1": lambda: gm.f1_score(yt, yp, average="macro"),
-            "confusion": lambda: gm.confusion_matrix(yt, yp)}[fn]
-    theirs = {"accuracy": lambda: skm.accuracy_score(yt, yp),
-              "f1": lambda: skm.f1_score(yt, yp, average="macro", zero_division=0.0),
-              "confusion": lambda: skm.confusion_matrix(yt, yp)}[fn]
+    ours = {
+        "accuracy": lambda: gm.accuracy_score(yt, yp),
+        "f1": lambda: gm.f1_score(yt, yp, average="macro"),
+        "confusion": lambda: gm.confusion_matrix(yt, yp),
+    }[fn]
+    theirs = {
+        "accuracy": lambda: skm.accuracy_score(yt, yp),
+        "f1": lambda: skm.f1_score(yt, yp, average="macro", zero_division=0.0),
+        "confusion": lambda: skm.confusion_matrix(yt, yp),
+    }[fn]
     kind, res = outcome(ours)
-    must_fail = {kt, kp} & {"nan", "continuous", "mixed"} or {kt, kp} == {"str", "int"} or \
-        {kt, kp} == {"str", "intfloat"} or (kt == "short") != (kp == "short")
+    must_fail = (
+        {kt, kp} & {"nan", "continuous", "mixed"}
+        or {kt, kp} == {"str", "int"}
+        or {kt, kp} == {"str", "intfloat"}
+        or (kt == "short") != (kp == "short")
+    )
     if must_fail:
         assert kind == _ERR, (yt, yp, res)
         return
@@ -255,11 +294,15 @@ def test_classification_metrics(n, data, fn):
 
 # ---------------------------------------------------------------------------- votes
 @FUZZ
-@given(data=st.data(), n=st.integers(0, 4), k_max=st.integers(1, 4),
-       n_classes=st.sampled_from([1, 2, 3, 2.0, 0, True, "2"]),
-       weights=st.sampled_from(["uniform", "distance", "both", ["uniform"]]),
-       label_kind=st.sampled_from(["ok", "ok", "neg", "high", "float", "bool"]),
-       dist_kind=st.sampled_from(["ok", "ok", "zero", "nan", "neg", "shape", "none"]))
+@given(
+    data=st.data(),
+    n=st.integers(0, 4),
+    k_max=st.integers(1, 4),
+    n_classes=st.sampled_from([1, 2, 3, 2.0, 0, True, "2"]),
+    weights=st.sampled_from(["uniform", "distance", "both", ["uniform"]]),
+    label_kind=st.sampled_from(["ok", "ok", "neg", "high", "float", "bool"]),
+    dist_kind=st.sampled_from(["ok", "ok", "zero", "nan", "neg", "shape", "none"]),
+)
 def test_votes_for_many_k(data, n, k_max, n_classes, weights, label_kind, dist_kind):
     nc = n_classes if is_int(n_classes) else 2
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
@@ -283,17 +326,26 @@ def test_votes_for_many_k(data, n, k_max, n_classes, weights, label_kind, dist_k
         d = d[:, :-1] if k_max > 1 else np.zeros((n + 1, 1))
     if dist_kind == "none":
         d = None
-    ks = data.draw(st.one_of(st.lists(st.integers(1, k_max), min_size=1, max_size=3),
-                             st.lists(ints_or_junk, min_size=0, max_size=3)))
-    kind, res = outcome(lambda: gpuknn.votes_for_many_k(lab, ks, n_classes=n_classes, distances=d,
-                                                        weights=weights))
+    ks = data.draw(
+        st.one_of(
+            st.lists(st.integers(1, k_max), min_size=1, max_size=3), st.lists(ints_or_junk, min_size=0, max_size=3)
+        )
+    )
+    kind, res = outcome(lambda: gpuknn.votes_for_many_k(lab, ks, n_classes=n_classes, distances=d, weights=weights))
     labels_ok = label_kind in ("ok",) or (n == 0 and label_kind in ("neg", "high"))
     dist_ok = d is None or (dist_kind in ("ok", "zero") or (n == 0 and dist_kind in ("nan", "neg")))
     if dist_kind == "shape" and d is not None and d.shape == lab.shape:
         dist_ok = True
-    valid = (is_int(n_classes) and n_classes >= 1 and labels_ok and dist_ok and ks
-             and all(is_int(k) and 1 <= k <= k_max for k in ks) and weights in ("uniform", "distance")
-             and not (weights == "distance" and d is None))
+    valid = (
+        is_int(n_classes)
+        and n_classes >= 1
+        and labels_ok
+        and dist_ok
+        and ks
+        and all(is_int(k) and 1 <= k <= k_max for k in ks)
+        and weights in ("uniform", "distance")
+        and not (weights == "distance" and d is None)
+    )
     if not valid:
         assert kind == _ERR, (lab, ks, n_classes, d, weights, res)
         return
@@ -317,8 +369,12 @@ def test_votes_for_many_k(data, n, k_max, n_classes, weights, label_kind, dist_k
 
 # ---------------------------------------------------------------- estimators
 @FUZZ
-@given(X=matrices(max_rows=7), data=st.data(), n_neighbors=ints_or_junk,
-       weights=st.sampled_from(["uniform", "distance", "nope", None]))
+@given(
+    X=matrices(max_rows=7),
+    data=st.data(),
+    n_neighbors=ints_or_junk,
+    weights=st.sampled_from(["uniform", "distance", "nope", None]),
+)
 def test_kneighbors_classifier(X, data, n_neighbors, weights):
     from sklearn.neighbors import KNeighborsClassifier as SkKNN
 
@@ -327,10 +383,16 @@ def test_kneighbors_classifier(X, data, n_neighbors, weights):
     y, ky = data.draw(label_vectors(max(n, 1)))
     if ky == "mixed":
         return  # known, not this module's: see test_classifier_object_labels_of_mixed_types
-    kind, res = outcome(lambda: gpuknn.KNeighborsClassifier(n_neighbors, weights=weights, algorithm="brute")
-                        .fit(x, y).predict(x))
-    valid = (x_ok and ky in ("int", "intfloat", "str") and is_int(n_neighbors) and 1 <= n_neighbors <= n
-             and weights in ("uniform", "distance"))
+    kind, res = outcome(
+        lambda: gpuknn.KNeighborsClassifier(n_neighbors, weights=weights, algorithm="brute").fit(x, y).predict(x)
+    )
+    valid = (
+        x_ok
+        and ky in ("int", "intfloat", "str")
+        and is_int(n_neighbors)
+        and 1 <= n_neighbors <= n
+        and weights in ("uniform", "distance")
+    )
     if not valid:
         assert kind == _ERR, (x, y, n_neighbors, weights, res)
         return
@@ -350,9 +412,11 @@ def _has_ties(X):
 
 
 @FUZZ
-@given(X=matrices(max_rows=6, max_cols=4),
-       n_components=st.sampled_from([None, 1, 2, 0.5, 0, 7, 1.5, "2", True]),
-       dtype=st.sampled_from([None, "float32", np.float64, np.int32, "int64", float, complex]))
+@given(
+    X=matrices(max_rows=6, max_cols=4),
+    n_components=st.sampled_from([None, 1, 2, 0.5, 0, 7, 1.5, "2", True]),
+    dtype=st.sampled_from([None, "float32", np.float64, np.int32, "int64", float, complex]),
+)
 def test_pca(X, n_components, dtype):
     from sklearn.decomposition import PCA as SkPCA
 
@@ -360,8 +424,11 @@ def test_pca(X, n_components, dtype):
     kind, res = outcome(lambda: gpuknn.PCA(n_components, dtype=dtype).fit(x))
     n, d = (np.shape(x) + (0, 0))[:2] if x_ok else (0, 0)
     limit = min(n, d)
-    nc_ok = n_components is None or (is_int(n_components) and 1 <= n_components <= limit) or (
-        isinstance(n_components, float) and 0 < n_components < 1)
+    nc_ok = (
+        n_components is None
+        or (is_int(n_components) and 1 <= n_components <= limit)
+        or (isinstance(n_components, float) and 0 < n_components < 1)
+    )
     valid = x_ok and n >= 2 and nc_ok and dtype in (None, "float32", np.float64, float)
     if not valid:
         assert kind == _ERR, (x, n_components, dtype, res)
@@ -373,17 +440,20 @@ def test_pca(X, n_components, dtype):
     scale = max(1.0, float(np.abs(xf).max())) ** 2
     got = gpuknn._backend.to_numpy(res.explained_variance_)
     if res.n_components_ == sk.n_components_:
-        np.testing.assert_allclose(got, sk.explained_variance_, rtol=1e-3 if f32 else 1e-7,
-                                   atol=(1e-3 if f32 else 1e-9) * scale)
+        np.testing.assert_allclose(
+            got, sk.explained_variance_, rtol=1e-3 if f32 else 1e-7, atol=(1e-3 if f32 else 1e-9) * scale
+        )
     z_kind, z = outcome(lambda: res.transform(x))
     assert z_kind == _OK and tuple(z.shape) == (n, res.n_components_)
 
 
 # ------------------------------------------------------------------ model selection
 @FUZZ
-@given(ks=st.one_of(st.lists(ints_or_junk, min_size=0, max_size=3), ints_or_junk),
-       weights=st.sampled_from(["uniform", "distance", ["uniform", "distance"], "both", 3]),
-       cv=st.sampled_from([2, 3, None, 3.5, "x", 1, True]))
+@given(
+    ks=st.one_of(st.lists(ints_or_junk, min_size=0, max_size=3), ints_or_junk),
+    weights=st.sampled_from(["uniform", "distance", ["uniform", "distance"], "both", 3]),
+    cv=st.sampled_from([2, 3, None, 3.5, "x", 1, True]),
+)
 def test_cross_validate_k(ks, weights, cv):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))
@@ -391,8 +461,13 @@ def test_cross_validate_k(ks, weights, cv):
     kind, res = outcome(lambda: gpuknn.model_selection.cross_validate_k(X, y, ks, cv=cv, weights=weights))
     grid = ks if isinstance(ks, list) else [ks]
     min_train = {2: 6, 3: 8, None: 9}.get(cv, 0)
-    valid = (cv in (2, 3, None) and cv is not True and grid and all(is_int(k) and 1 <= k <= min_train for k in grid)
-             and weights in ("uniform", "distance", ["uniform", "distance"]))
+    valid = (
+        cv in (2, 3, None)
+        and cv is not True
+        and grid
+        and all(is_int(k) and 1 <= k <= min_train for k in grid)
+        and weights in ("uniform", "distance", ["uniform", "distance"])
+    )
     if not valid:
         assert kind == _ERR, (ks, weights, cv, res)
         return

@@ -58,8 +58,7 @@ def test_labels_mode_decides_only_mixed_groups_and_the_k_th_place():
     try:
         full = rerank_groups(Q, R, tile, idx, k, "correlation", st, qs, bound=bound, complete=False)
         labels = np.zeros(R.shape[0], dtype=np.int64)  # one label: only the k-th place's group
-        res = rerank_groups(Q, R, tile, idx, k, "correlation", st, qs, bound=bound, complete=False,
-                            labels=labels)
+        res = rerank_groups(Q, R, tile, idx, k, "correlation", st, qs, bound=bound, complete=False, labels=labels)
     finally:
         groups._flagged_keys = real
     assert counted[1] < counted[0]

@@ -62,8 +62,7 @@ def test_score_many_k_has_no_sync_per_k(weights):
     counts = []
     for ks in ([1, 2, 3], list(range(1, 41))):
         with HostSyncs() as syncs:
-            out = score_many_k(labels, dist, y, ks, n_classes=5, weights=[weights],
-                               scoring=["accuracy", "macro_f1"])
+            out = score_many_k(labels, dist, y, ks, n_classes=5, weights=[weights], scoring=["accuracy", "macro_f1"])
         assert out[weights]["macro_f1"].shape == (len(ks),)
         counts.append(syncs.count)
     assert counts[0] == counts[1] > 0

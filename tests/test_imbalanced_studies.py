@@ -8,7 +8,7 @@ import pytest
 from gpuknn._backend import to_numpy
 from gpuknn.errors import InvalidInputError
 from gpuknn.plots.imbalanced import plot_auc_heatmap, plot_method_ranks, plot_overlap_auc
-from gpuknn.resampling import RandomUnderSampler, SMOTE
+from gpuknn.resampling import SMOTE, RandomUnderSampler
 from gpuknn.studies.overlap_study import make_overlap_domain, overlap_study
 from gpuknn.studies.resampling_study import imbalanced_datasets, mean_ranks, resampling_study
 
@@ -36,8 +36,12 @@ def test_overlap_study_shows_overlap_matters(xp):
 def test_resampling_study_small(xp):
     X, y = make_overlap_domain(240, 1.0, 0.1, random_state=1)
     samplers = {"none": None, "RUS": RandomUnderSampler(random_state=0), "SMOTE": SMOTE(random_state=0)}
-    r = resampling_study(datasets={"a": (X, y), "b": make_overlap_domain(240, 2.0, 0.1, random_state=2)},
-                         samplers=samplers, n_splits=3, xp=xp)
+    r = resampling_study(
+        datasets={"a": (X, y), "b": make_overlap_domain(240, 2.0, 0.1, random_state=2)},
+        samplers=samplers,
+        n_splits=3,
+        xp=xp,
+    )
     assert r.auc.shape == (2, 3, 7) and r.scorers[-1] == "BordaRank"
     assert np.all((r.auc > 0.5) & (r.auc <= 1.0))
     ranks = r.sampler_ranks()
@@ -61,10 +65,14 @@ def test_every_new_sampler_runs_in_the_resampling_study():
 
     X, y = make_overlap_domain(300, 1.0, 0.15, random_state=0)
     samplers = {
-        "NearMiss-1": rs.NearMiss(version=1), "NearMiss-3": rs.NearMiss(version=3),
-        "RENN": rs.RepeatedEditedNearestNeighbours(), "AllKNN": rs.AllKNN(),
-        "IHT": rs.InstanceHardnessThreshold(random_state=0), "CC": rs.ClusterCentroids(random_state=0),
-        "ADASYN": rs.ADASYN(random_state=0), "BSMOTE-2": rs.BorderlineSMOTE(kind="borderline-2", random_state=0),
+        "NearMiss-1": rs.NearMiss(version=1),
+        "NearMiss-3": rs.NearMiss(version=3),
+        "RENN": rs.RepeatedEditedNearestNeighbours(),
+        "AllKNN": rs.AllKNN(),
+        "IHT": rs.InstanceHardnessThreshold(random_state=0),
+        "CC": rs.ClusterCentroids(random_state=0),
+        "ADASYN": rs.ADASYN(random_state=0),
+        "BSMOTE-2": rs.BorderlineSMOTE(kind="borderline-2", random_state=0),
         "KMeansSMOTE": rs.KMeansSMOTE(kmeans_estimator=2, cluster_balance_threshold=0.0, random_state=0),
     }
     r = resampling_study(datasets={"toy": (X, y)}, samplers=samplers, n_splits=3)

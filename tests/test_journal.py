@@ -116,11 +116,14 @@ def test_every_line_has_a_checksum_and_records_come_back_without_it(tmp_path):
     assert j.get("x") == {"key": "x", "v": 0.125, "scores": [0.5, 0.75]}
 
 
-@pytest.mark.parametrize("edit", [
-    lambda text: text.replace('"scores": [0.5, 0.75]', '"scores": [0.5, 0.95]'),  # a number
-    lambda text: text.replace('"v": 3', '"v": 4'),
-    lambda text: text.replace('"key": "y"', '"key": "z"'),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace('"scores": [0.5, 0.75]', '"scores": [0.5, 0.95]'),  # a number
+        lambda text: text.replace('"v": 3', '"v": 4'),
+        lambda text: text.replace('"key": "y"', '"key": "z"'),
+    ],
+)
 def test_an_edited_record_fails_its_checksum(tmp_path, edit):
     path = tmp_path / "j.jsonl"
     _journal_with_two_records(path)
@@ -141,20 +144,23 @@ def test_an_edited_header_fails_its_checksum(tmp_path):
         Journal(path, {"a": 1, "wm": 5}, identity=ID_B, resume=True)
 
 
-@pytest.mark.parametrize("line, what", [
-    ('{"foo": 1}', "no string \"key\""),
-    ('{"key": "z", "v": 1}', "no checksum"),  # missing checksum
-    ('{"key": 3, "checksum": "0"}', "no string \"key\""),
-    ("[1, 2]", "not a journal record"),
-    ('"text"', "not a journal record"),
-    ('{"journal": 2, "settings": {}}', "not a journal record"),
-])
+@pytest.mark.parametrize(
+    "line, what",
+    [
+        ('{"foo": 1}', 'no string "key"'),
+        ('{"key": "z", "v": 1}', "no checksum"),  # missing checksum
+        ('{"key": 3, "checksum": "0"}', 'no string "key"'),
+        ("[1, 2]", "not a journal record"),
+        ('"text"', "not a journal record"),
+        ('{"journal": 2, "settings": {}}', "not a journal record"),
+    ],
+)
 def test_valid_json_of_a_foreign_shape_is_corrupt_data_with_file_and_line(tmp_path, line, what):
     path = tmp_path / "j.jsonl"
     _journal_with_two_records(path)
     lines = path.read_text().splitlines()
     for at in (2, len(lines) + 1):  # in the middle, and as the last line (not torn: valid JSON)
-        path.write_text("\n".join(lines[:at - 1] + [line] + lines[at - 1:]) + "\n")
+        path.write_text("\n".join(lines[: at - 1] + [line] + lines[at - 1 :]) + "\n")
         with pytest.raises(CorruptDataError) as exc:
             Journal(path, {"a": 1, "wm": 5}, identity=ID_A, resume=True)
         assert f"j.jsonl: line {at} " in str(exc.value) and what in str(exc.value)

@@ -11,8 +11,7 @@ from gpuknn.model_selection.splitters import StratifiedKFold
 from gpuknn.studies import knn_sweep
 from gpuknn.studies.knn_sweep import SweepConfig, config_dict, run_sweep
 
-SMALL = dict(ks_raw=list(range(1, 11)), ks=[1, 2, 3, 5, 8], ps=[1, 2, 3, 5, 8, 13, 20],
-             folds=3, seed=1)
+SMALL = dict(ks_raw=list(range(1, 11)), ks=[1, 2, 3, 5, 8], ps=[1, 2, 3, 5, 8, 13, 20], folds=3, seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -47,11 +46,19 @@ def test_interrupted_sweep_resumes_to_the_same_result(tmp_path, data):
     with pytest.raises(Stop):
         run_sweep(*data, config, journal=Journal(path, config_dict(config)), callback=stop_after_two_folds)
     keys = [json.loads(line).get("key") for line in path.read_text().splitlines()[1:]]
-    assert "raw/correlation/fold=2" in keys and "kp/correlation/fold=1/p=20" in keys and "kp/correlation/fold=2/p=1" not in keys
+    assert (
+        "raw/correlation/fold=2" in keys
+        and "kp/correlation/fold=1/p=20" in keys
+        and "kp/correlation/fold=2/p=1" not in keys
+    )
 
     computed = []
-    resumed = run_sweep(*data, config, journal=Journal(path, config_dict(config), resume=True),
-                        callback=lambda e, i: computed.append(i) if e == "tile" else None)
+    resumed = run_sweep(
+        *data,
+        config,
+        journal=Journal(path, config_dict(config), resume=True),
+        callback=lambda e, i: computed.append(i) if e == "tile" else None,
+    )
     assert _strip(resumed) == _strip(full)
     assert len(computed) == 1  # only the unfinished fold was recomputed (one query tile)
 
@@ -78,7 +85,7 @@ def test_pca_sees_training_folds_only(monkeypatch, data):
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(y, y))
     # order: full training set (variance), one fit per fold, the final refit on all training data
     assert len(fitted) == 2 + len(folds)
-    for (tr, te), X in zip(folds, fitted[1:-1]):
+    for (tr, _), X in zip(folds, fitted[1:-1]):
         np.testing.assert_array_equal(X, X_train[tr])
     np.testing.assert_array_equal(fitted[-1], X_train)
 
@@ -132,14 +139,23 @@ def test_digits_any_data_study_chooses_the_metric():
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
     g = knn_sweep.default_grids(Xtr.shape[0], Xtr.shape[1], folds=3)
-    config = SweepConfig(metric=["euclidean", "cosine"], ks_raw=g["ks_raw"][:20], ks=g["ks"][:10],
-                         ps=g["ps"], folds=3, scoring="macro_f1")
+    config = SweepConfig(
+        metric=["euclidean", "cosine"],
+        ks_raw=g["ks_raw"][:20],
+        ks=g["ks"][:10],
+        ps=g["ps"],
+        folds=3,
+        scoring="macro_f1",
+    )
     res = run_sweep(Xtr, ytr, Xte, yte, config)
     assert res["metric_best"] in ("euclidean", "cosine") and set(res["per_metric"]) == {"euclidean", "cosine"}
     assert res["scoring"] == "macro_f1" and "cv_accuracy_best" not in res
     best = res["per_metric"][res["metric_best"]]["heatmap"]
-    others = [max(max(r) for r in h["heatmap"]["mean"][w]) for h in res["per_metric"].values()
-              for w in h["heatmap"]["weights"]]
+    others = [
+        max(max(r) for r in h["heatmap"]["mean"][w])
+        for h in res["per_metric"].values()
+        for w in h["heatmap"]["weights"]
+    ]
     assert res["cv_score_best"] == pytest.approx(max(others))
     assert best["scoring"] == "macro_f1"
     assert res["test_accuracy"] >= 0.97
@@ -166,21 +182,28 @@ def test_resampling_inside_training_folds_only(data):
     keep = np.flatnonzero((ytr_h != 0) | (np.arange(ytr_h.size) % 4 == 0))  # class 0 rare
     Xi, yi = to_numpy(Xtr)[keep], ytr_h[keep]
     base = run_sweep(Xi, yi, Xte, yte, SweepConfig(**{**SMALL, "skip_raw": True}))
-    over = run_sweep(Xi, yi, Xte, yte, SweepConfig(**{**SMALL, "skip_raw": True,
-                                                      "resample": "RandomOverSampler",
-                                                      "scoring": "balanced_accuracy"}))
+    over = run_sweep(
+        Xi,
+        yi,
+        Xte,
+        yte,
+        SweepConfig(**{**SMALL, "skip_raw": True, "resample": "RandomOverSampler", "scoring": "balanced_accuracy"}),
+    )
     assert over["heatmap"] != base["heatmap"]  # the training folds were resampled
     assert over["n_train"] == base["n_train"] == keep.size  # the data themselves were not
     assert 0.0 <= over["test_balanced_accuracy"] <= 1.0
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(scoring="f2"), "scoring must be one of"),
-    (dict(scale="robust"), "scale must be one of"),
-    (dict(resample="NoSuchSampler"), "resample must name a gpuknn.resampling sampler"),
-    (dict(metric=[]), "at least one metric"),
-    (dict(metric=["euclidean", "manhattan"]), "manhattan"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(scoring="f2"), "scoring must be one of"),
+        (dict(scale="robust"), "scale must be one of"),
+        (dict(resample="NoSuchSampler"), "resample must name a gpuknn.resampling sampler"),
+        (dict(metric=[]), "at least one metric"),
+        (dict(metric=["euclidean", "manhattan"]), "manhattan"),
+    ],
+)
 def test_bad_settings_are_refused_before_any_work(data, bad, match):
     from gpuknn.errors import InvalidInputError
 

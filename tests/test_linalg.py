@@ -81,9 +81,10 @@ def test_covariance_both_paths_are_accurate(xp, to_xp, monkeypatch):
     for offset, centred in ((1.5, False), (1e4, True)):
         X32 = (base + offset).astype(np.float32)
         calls, grams = [], []
-        monkeypatch.setattr(cov_module, "centred_scatter",
-                            lambda X, m: calls.append(1) or real_scatter(X, m))
-        monkeypatch.setattr(cov_module, "gram_and_sums", lambda X: grams.append(1) or real_gram(X))
+        monkeypatch.setattr(
+            cov_module, "centred_scatter", lambda X, m, calls=calls: calls.append(1) or real_scatter(X, m)
+        )
+        monkeypatch.setattr(cov_module, "gram_and_sums", lambda X, grams=grams: grams.append(1) or real_gram(X))
         got = to_numpy(covariance(to_xp(X32))).astype(np.float64)
         assert bool(calls) == centred, offset
         assert bool(grams) != centred, offset  # the row sample spares the GEMM at 1e4
@@ -109,8 +110,7 @@ def test_covariance_offset_test_is_exact_when_the_row_sample_misleads(xp, to_xp,
     X32 = np.column_stack([rng.standard_normal(n), col]).astype(np.float32)
     real_scatter = cov_module.centred_scatter
     calls = []
-    monkeypatch.setattr(cov_module, "centred_scatter",
-                        lambda X, m: calls.append(1) or real_scatter(X, m))
+    monkeypatch.setattr(cov_module, "centred_scatter", lambda X, m, calls=calls: calls.append(1) or real_scatter(X, m))
     assert cov_module._offsets_look_small(X32, np)
     got = to_numpy(covariance(to_xp(X32))).astype(np.float64)
     assert calls
@@ -133,7 +133,7 @@ def test_covariance_nan_outside_the_row_sample(xp, to_xp, monkeypatch):
     # Gram shortcut, which must still raise the library's error (not return NaN)
     cov_module = importlib.import_module("gpuknn.linalg.covariance")
     real_gram, grams = cov_module.gram_and_sums, []
-    monkeypatch.setattr(cov_module, "gram_and_sums", lambda X: grams.append(1) or real_gram(X))
+    monkeypatch.setattr(cov_module, "gram_and_sums", lambda X, grams=grams: grams.append(1) or real_gram(X))
     X = np.random.default_rng(17).normal(size=(2048, 3))
     for bad in (np.nan, np.inf, -np.inf):
         X[5, 1] = bad
@@ -167,8 +167,7 @@ def test_power_method_counts_like_sequential_loop(xp, to_xp):
     t_ref, v_ref = sequential_power(C, v0, 1e-9, 5000)
     for every in (1, 7, 16):
         for strategy in ("matvec", "powers"):
-            r = power_method(to_xp(C), x0=to_xp(v0), tol=1e-9, check_every=every,
-                             strategy=strategy)
+            r = power_method(to_xp(C), x0=to_xp(v0), tol=1e-9, check_every=every, strategy=strategy)
             assert r.converged and r.n_iter == t_ref, (every, strategy)
             np.testing.assert_allclose(to_numpy(r.eigenvector), v_ref, atol=1e-12)
     assert abs(float(r.eigenvalue) - 100.0) < 1e-9
@@ -214,20 +213,26 @@ def test_power_method_max_iter_warns(xp, to_xp):
         d = deflated_power_method(to_xp(C), 2, max_iter=5, tol=1e-12, random_state=0)
     assert not d.converged.any() and np.all(d.n_iter == 5)
     with pytest.warns(ConvergenceWarning):
-        b = block_eigh(to_xp(spd_with_gap(40, decay=0.99)), 2, max_iter=1, tol=1e-14,
-                       oversample=2, random_state=0)
+        b = block_eigh(to_xp(spd_with_gap(40, decay=0.99)), 2, max_iter=1, tol=1e-14, oversample=2, random_state=0)
     assert not b.converged.any()
 
 
-@pytest.mark.parametrize("bad, match", [
-    (np.ones((3, 4)), "square"),
-    (np.array([[1.0, 2.0], [0.0, 1.0]]), "symmetric"),
-    (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN"),
-    (np.ones(3), "2-D"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.ones((3, 4)), "square"),
+        (np.array([[1.0, 2.0], [0.0, 1.0]]), "symmetric"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN"),
+        (np.ones(3), "2-D"),
+    ],
+)
 def test_solvers_reject_bad_matrices(xp, to_xp, bad, match):
-    for solve in (lambda B: power_method(B), lambda B: deflated_power_method(B, 1),
-                  lambda B: block_eigh(B, 1), lambda B: eigh(B)):
+    for solve in (
+        lambda B: power_method(B),
+        lambda B: deflated_power_method(B, 1),
+        lambda B: block_eigh(B, 1),
+        lambda B: eigh(B),
+    ):
         with pytest.raises(InvalidInputError, match=match):
             solve(to_xp(bad))
 
@@ -307,7 +312,7 @@ def test_block_psd_shift_harmless_when_the_spectrum_drops_after_the_block(xp, to
     # convergence at all with oversample=0); the estimate of lambda_{b+1} keeps it near 0.
     rng = np.random.default_rng(14)
     Q, _ = np.linalg.qr(rng.standard_normal((60, 60)))
-    for head, p, over in ((np.linspace(1.0, 0.9, 15), 5, 10), (np.array([1, .8, .6, .5, .4]), 5, 0)):
+    for head, p, over in ((np.linspace(1.0, 0.9, 15), 5, 10), (np.array([1, 0.8, 0.6, 0.5, 0.4]), 5, 0)):
         w = np.r_[head, 1e-3 * rng.random(60 - head.size)]
         C = (Q * w) @ Q.T
         C = (C + C.T) / 2
@@ -424,8 +429,9 @@ def test_covariance_row_chunks(xp, to_xp, offset, monkeypatch):
     assert got.dtype == xp.float32
     np.testing.assert_allclose(to_numpy(got), want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
     _, mean = cov.covariance_and_mean(to_xp(X))
-    np.testing.assert_allclose(to_numpy(mean), X.astype(np.float64).mean(axis=0), rtol=1e-7,
-                               atol=1e-7 * np.abs(X).max())
+    np.testing.assert_allclose(
+        to_numpy(mean), X.astype(np.float64).mean(axis=0), rtol=1e-7, atol=1e-7 * np.abs(X).max()
+    )
     with pytest.raises(InvalidInputError, match="rescale"):
         cov.covariance(to_xp(X * np.float32(3e19) + np.float32(offset * 1e16)))
 

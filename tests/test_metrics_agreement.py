@@ -17,8 +17,12 @@ KINDS = ["int", "neg", "float", "str"]
 
 def _labels(kind, y):
     """Class codes 0..4 turned into labels of one kind (strings stay on the host)."""
-    table = {"int": np.arange(5), "neg": np.array([-7, -3, -1, 0, 5]),
-             "float": np.array([-1.5, 0.25, 1.0, 2.5, 9.0]), "str": np.array(["a", "b", "c", "d", "zz"])}[kind]
+    table = {
+        "int": np.arange(5),
+        "neg": np.array([-7, -3, -1, 0, 5]),
+        "float": np.array([-1.5, 0.25, 1.0, 2.5, 9.0]),
+        "str": np.array(["a", "b", "c", "d", "zz"]),
+    }[kind]
     return table[y]
 
 
@@ -62,10 +66,15 @@ def test_matthews_constant_is_zero(backend):
 def test_cohen_kappa(backend, codes, kind, weights, lab):
     y, p = (_labels(kind, c) for c in codes)
     labels = None if lab is None else _labels(kind, np.array(lab))
-    want = skm.cohen_kappa_score(_oracle(kind, y), _oracle(kind, p), labels=None if lab is None else _oracle(kind, labels),
-                                 weights=weights)
-    got = cohen_kappa_score(_put(backend, y), _put(backend, p), labels=labels if kind == "str" or labels is None
-                            else backend.asarray(labels), weights=weights)
+    want = skm.cohen_kappa_score(
+        _oracle(kind, y), _oracle(kind, p), labels=None if lab is None else _oracle(kind, labels), weights=weights
+    )
+    got = cohen_kappa_score(
+        _put(backend, y),
+        _put(backend, p),
+        labels=labels if kind == "str" or labels is None else backend.asarray(labels),
+        weights=weights,
+    )
     assert isinstance(got, float)
     assert got == pytest.approx(want, abs=TOL)
 

@@ -50,7 +50,9 @@ def test_confusion_matrix(xp, to_xp, labels, lab, normalize):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # sklearn: 0/0 for an unseen label
         want = skm.confusion_matrix(y, p, labels=lab, normalize=normalize)
-    got = to_numpy(confusion_matrix(to_xp(y), to_xp(p), labels=None if lab is None else to_xp(np.array(lab)), normalize=normalize))
+    got = to_numpy(
+        confusion_matrix(to_xp(y), to_xp(p), labels=None if lab is None else to_xp(np.array(lab)), normalize=normalize)
+    )
     np.testing.assert_allclose(got, np.nan_to_num(want), atol=TOL)
 
 
@@ -174,8 +176,11 @@ def test_label_types_checked_as_type_of_target(backend):
 @pytest.mark.parametrize("fn", [accuracy_score, confusion_matrix, f1_score, positive_class_report])
 def test_string_and_number_labels_do_not_mix(fn):
     kw = {"pos_label": 1} if fn is positive_class_report else {}
-    for yt, yp in ((["a", "b"], [1, 2]), (np.array(["a", "b"]), np.array([0, 1])),
-                   (np.array(["a", 1], dtype=object), np.array(["a", "b"], dtype=object))):
+    for yt, yp in (
+        (["a", "b"], [1, 2]),
+        (np.array(["a", "b"]), np.array([0, 1])),
+        (np.array(["a", 1], dtype=object), np.array(["a", "b"], dtype=object)),
+    ):
         with pytest.raises(InvalidInputError, match=r"Mix of label input types \(string and number\)"):
             fn(yt, yp, **kw)
 

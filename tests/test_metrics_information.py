@@ -69,7 +69,8 @@ def test_emi_batches(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "kind", ["strings", "negative-ints", "floats", "mixed-host"],
+    "kind",
+    ["strings", "negative-ints", "floats", "mixed-host"],
 )
 def test_label_types(backend, kind):
     t, p = _pair(2, n=120)
@@ -89,11 +90,17 @@ def test_label_types(backend, kind):
 def test_identical_and_permuted(backend):
     t, _ = _pair(0)
     perm = np.array([3, 0, 4, 1, 2])[t]
-    for f in (normalized_mutual_info_score, adjusted_mutual_info_score, v_measure_score,
-              homogeneity_score, completeness_score):
+    for f in (
+        normalized_mutual_info_score,
+        adjusted_mutual_info_score,
+        v_measure_score,
+        homogeneity_score,
+        completeness_score,
+    ):
         assert f(backend.asarray(t), backend.asarray(perm)) == pytest.approx(1.0, rel=1e-12)
     assert mutual_info_score(backend.asarray(t), backend.asarray(perm)) == pytest.approx(
-        sk.mutual_info_score(t, t), rel=RTOL)
+        sk.mutual_info_score(t, t), rel=RTOL
+    )
 
 
 def test_single_cluster_edge_cases(backend):

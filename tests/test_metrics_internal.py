@@ -118,7 +118,9 @@ def test_gap_statistic_against_formula(xp, to_xp):
 @pytest.mark.parametrize("reference", ["uniform", "pca"])
 def test_gap_statistic_finds_blobs(xp, to_xp, reference):
     rng = np.random.default_rng(1)
-    X = np.concatenate([rng.normal(c, 0.3, (25, 2)) for c in ([0, 0], [6, 6], [0, 6])]) @ np.array([[1.0, 0.5], [0.0, 1.0]])
+    X = np.concatenate([rng.normal(c, 0.3, (25, 2)) for c in ([0, 0], [6, 6], [0, 6])]) @ np.array(
+        [[1.0, 0.5], [0.0, 1.0]]
+    )
     res = gap_statistic(to_xp(X), k_range=range(1, 6), B=5, reference=reference, random_state=0)
     assert res.n_clusters == 3
     assert res.gap.shape == res.s_k.shape == (5,)

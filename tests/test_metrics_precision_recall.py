@@ -4,16 +4,20 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import assert_xp
 from sklearn import metrics as skm
 
 from gpuknn.errors import InvalidInputError
 from gpuknn.metrics.classification import UndefinedMetricWarning
 from gpuknn.metrics.precision_recall import average_precision_score, precision_recall_curve
-from helpers import assert_xp
 
 TOL = 1e-12
-TABLES = {"int": np.array([3, 7, 9]), "neg": np.array([-5, -1, 2]), "float": np.array([-1.5, 0.25, 2.5]),
-          "str": np.array(["ham", "spam", "zz"])}
+TABLES = {
+    "int": np.array([3, 7, 9]),
+    "neg": np.array([-5, -1, 2]),
+    "float": np.array([-1.5, 0.25, 2.5]),
+    "str": np.array(["ham", "spam", "zz"]),
+}
 
 
 def _put(backend, y):
@@ -45,8 +49,9 @@ def test_curve_pos_label_multiclass(backend, binary, kind, drop):
     y, s = binary
     codes = np.where(s > 1.0, 2, y)  # three classes; class 1 against the others
     yl = TABLES[kind][codes]
-    got = precision_recall_curve(_put(backend, yl), backend.asarray(s), pos_label=TABLES[kind][1].item(),
-                                 drop_intermediate=drop)
+    got = precision_recall_curve(
+        _put(backend, yl), backend.asarray(s), pos_label=TABLES[kind][1].item(), drop_intermediate=drop
+    )
     want = skm.precision_recall_curve(codes, s, pos_label=1, drop_intermediate=drop)
     for g, w in zip(got, want):
         assert_xp(g, w, backend, exact=False, atol=TOL)
@@ -135,7 +140,9 @@ def test_ap_no_positive_and_errors(backend, multilabel):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # weighted without any positive: 0 before any 0/0, no warning
         want = skm.average_precision_score(np.zeros_like(Y), S, average="weighted")
-        assert average_precision_score(backend.asarray(np.zeros_like(Y)), backend.asarray(S), average="weighted") == want
+        assert (
+            average_precision_score(backend.asarray(np.zeros_like(Y)), backend.asarray(S), average="weighted") == want
+        )
         assert average_precision_score(backend.asarray(Y[:, 0]), backend.asarray(S[:, 0])) > 0
     YB, SB = backend.asarray(Y), backend.asarray(S)
     with pytest.raises(InvalidInputError, match="pos_label"):

@@ -106,6 +106,7 @@ def test_borda_rank(xp, to_xp):
 def _upper_hull_brute(f, t):
     """Points on the upper hull: no other point (or corner) lies strictly above a chord through them."""
     pts = np.concatenate([np.c_[f, t], [[0.0, 0.0], [1.0, 1.0]]])
+
     # the hull value at x is the max over pairs of the interpolation at x
     def hull_at(x):
         best = -np.inf
@@ -115,6 +116,7 @@ def _upper_hull_brute(f, t):
                     y = a[1] if b[0] == a[0] else a[1] + (b[1] - a[1]) * (x - a[0]) / (b[0] - a[0])
                     best = max(best, y)
         return best
+
     return hull_at
 
 

@@ -58,7 +58,9 @@ def test_dunn_undefined(xp, to_xp):
 def test_davies_bouldin_matches_sklearn(xp, to_xp, data):
     X, labels = data
     assert davies_bouldin_score(to_xp(X), to_xp(labels)) == pytest.approx(sk_db(X, labels), abs=TOL)
-    assert davies_bouldin_score(to_xp(np.array([[0.0], [2.0], [10.0], [12.0]])), to_xp(np.array([0, 0, 1, 1]))) == pytest.approx(0.2, abs=TOL)
+    assert davies_bouldin_score(
+        to_xp(np.array([[0.0], [2.0], [10.0], [12.0]])), to_xp(np.array([0, 0, 1, 1]))
+    ) == pytest.approx(0.2, abs=TOL)
     with pytest.raises(InvalidInputError):
         davies_bouldin_score(to_xp(X), to_xp(np.zeros(len(X), dtype=np.int64)))
     with pytest.raises(InvalidInputError):

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import Backend, assert_xp
 from imblearn import metrics as imm
 from sklearn import metrics as skm
 from sklearn.exceptions import UndefinedMetricWarning as SkUndefined
@@ -11,11 +12,14 @@ from sklearn.exceptions import UndefinedMetricWarning as SkUndefined
 from gpuknn.errors import InvalidInputError
 from gpuknn.metrics.classification import UndefinedMetricWarning
 from gpuknn.metrics.report import classification_report, geometric_mean_score, sensitivity_specificity_support
-from helpers import Backend, assert_xp
 
 TOL = 1e-12
-TABLES = {"int": np.arange(6), "neg": np.array([-7, -3, -1, 0, 5, 8]),
-          "float": np.array([-1.5, 0.25, 1.0, 2.5, 9.0, 11.0]), "str": np.array(["a", "b", "c", "d", "zz", "zzz"])}
+TABLES = {
+    "int": np.arange(6),
+    "neg": np.array([-7, -3, -1, 0, 5, 8]),
+    "float": np.array([-1.5, 0.25, 1.0, 2.5, 9.0, 11.0]),
+    "str": np.array(["a", "b", "c", "d", "zz", "zzz"]),
+}
 
 
 def _oracle(kind, y):
@@ -51,15 +55,28 @@ def test_classification_report(backend, codes, kind, lab, zd):
     glab = labels if kind == "str" or labels is None else backend.asarray(labels)
     for digits in (2, 4):
         got = classification_report(_put(backend, y), _put(backend, p), labels=glab, digits=digits, zero_division=zd)
-        want = skm.classification_report(y, p, labels=labels, digits=digits, zero_division=zd) if kind != "float" else None
+        want = (
+            skm.classification_report(y, p, labels=labels, digits=digits, zero_division=zd) if kind != "float" else None
+        )
         assert isinstance(got, str)
         if want is not None:
             assert got == want
     got = classification_report(_put(backend, y), _put(backend, p), labels=glab, output_dict=True, zero_division=zd)
-    want = skm.classification_report(_oracle(kind, y), _oracle(kind, p), output_dict=True, zero_division=zd,
-                                     labels=None if labels is None else _oracle(kind, labels))
-    assert list(got) == [k if k in ("accuracy", "macro avg", "weighted avg", "micro avg") else
-                         "%s" % TABLES[kind][int(k)] if kind == "float" else k for k in want]
+    want = skm.classification_report(
+        _oracle(kind, y),
+        _oracle(kind, p),
+        output_dict=True,
+        zero_division=zd,
+        labels=None if labels is None else _oracle(kind, labels),
+    )
+    assert list(got) == [
+        k
+        if k in ("accuracy", "macro avg", "weighted avg", "micro avg")
+        else str(TABLES[kind][int(k)])
+        if kind == "float"
+        else k
+        for k in want
+    ]
     for g, w in zip(got.values(), want.values()):
         if isinstance(w, dict):
             assert list(g) == list(w) and all(type(v) is float for v in g.values())
@@ -73,7 +90,8 @@ def test_report_target_names_and_warnings(backend, codes):
     Y, P = backend.asarray(y), backend.asarray(p)
     names = ["zero", "one", "two", "three", "four"]
     assert classification_report(Y, P, target_names=names) == skm.classification_report(
-        y, p, target_names=names, zero_division=0.0)
+        y, p, target_names=names, zero_division=0.0
+    )
     with pytest.warns(UserWarning, match="target_names"):
         want = skm.classification_report(y, p, labels=[0, 1, 2], target_names=names[:2], zero_division=0.0)
     with pytest.warns(UserWarning, match="target_names"):
@@ -86,7 +104,9 @@ def test_report_target_names_and_warnings(backend, codes):
         assert classification_report(Y, P, zero_division="warn") == want
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no 0/0 anywhere: neither warns
-        assert classification_report(Y, Y, zero_division="warn") == skm.classification_report(y, y, zero_division="warn")
+        assert classification_report(Y, Y, zero_division="warn") == skm.classification_report(
+            y, y, zero_division="warn"
+        )
     with pytest.raises(InvalidInputError, match="zero_division"):
         classification_report(Y, P, zero_division=2.0)
     with pytest.raises(InvalidInputError, match="digits"):
@@ -99,10 +119,19 @@ def test_report_target_names_and_warnings(backend, codes):
 def test_sensitivity_specificity(backend, codes, kind, average, lab):
     y, p = (TABLES[kind][c] for c in codes)
     labels = None if lab is None else TABLES[kind][np.array(lab)]
-    want = imm.sensitivity_specificity_support(_oracle(kind, y), _oracle(kind, p), average=average, warn_for=(),
-                                               labels=None if labels is None else _oracle(kind, labels))
-    got = sensitivity_specificity_support(_put(backend, y), _put(backend, p), average=average,
-                                          labels=labels if kind == "str" or labels is None else backend.asarray(labels))
+    want = imm.sensitivity_specificity_support(
+        _oracle(kind, y),
+        _oracle(kind, p),
+        average=average,
+        warn_for=(),
+        labels=None if labels is None else _oracle(kind, labels),
+    )
+    got = sensitivity_specificity_support(
+        _put(backend, y),
+        _put(backend, p),
+        average=average,
+        labels=labels if kind == "str" or labels is None else backend.asarray(labels),
+    )
     if average is None:
         for g, w in zip(got, want):
             assert_xp(g, w, _home(backend, kind), exact=False, atol=TOL)
@@ -123,8 +152,13 @@ def test_sensitivity_specificity_binary_and_warnings(backend):
     with pytest.warns(SkUndefined, match="Sensitivity"):
         want = imm.sensitivity_specificity_support(yi, pi, labels=[0, 1, 2, 3], average="macro")
     with pytest.warns(UndefinedMetricWarning, match="sensitivity"):
-        got = sensitivity_specificity_support(backend.asarray(yi), backend.asarray(pi), zero_division="warn",
-                                              labels=backend.asarray(np.array([0, 1, 2, 3])), average="macro")
+        got = sensitivity_specificity_support(
+            backend.asarray(yi),
+            backend.asarray(pi),
+            zero_division="warn",
+            labels=backend.asarray(np.array([0, 1, 2, 3])),
+            average="macro",
+        )
     np.testing.assert_allclose(got[:2], want[:2], atol=TOL)
     with pytest.raises(InvalidInputError, match="average"):
         sensitivity_specificity_support(Y, Y, average="samples")

@@ -38,12 +38,12 @@ def test_samples_match_sklearn(backend, data, metric):
 def test_precomputed(backend, data):
     X, labels = data
     D = squareform(pdist(X))
-    got = silhouette_samples(backend.asarray(D), backend.asarray(labels), metric="precomputed",
-                             working_memory=3000)
+    got = silhouette_samples(backend.asarray(D), backend.asarray(labels), metric="precomputed", working_memory=3000)
     want = sk_samples(D, labels, metric="precomputed")
     assert_xp(got, want, backend, exact=False, rtol=RTOL, atol=ATOL)
-    s = silhouette_score(backend.asarray(D), backend.asarray(labels), metric="precomputed",
-                         sample_size=30, random_state=3)
+    s = silhouette_score(
+        backend.asarray(D), backend.asarray(labels), metric="precomputed", sample_size=30, random_state=3
+    )
     assert s == pytest.approx(
         sk_score(D, labels, metric="precomputed", sample_size=30, random_state=3), rel=RTOL, abs=ATOL
     )
@@ -78,10 +78,10 @@ def test_uneven_tiles_match_sklearn(backend, data, metric):
     # 45 rows in tiles of 4: ten off-diagonal tile columns, the last one row high
     X, labels = data
     wm = 4 * (4 * 4 * 8) + 2 * 4 * 3 * 8
-    got = silhouette_samples(backend.asarray(X), backend.asarray(labels), metric=metric,
-                             working_memory=wm)
-    assert_xp(got, sk_samples(X, labels, metric=metric), backend, dtype=backend.xp.float64,
-              exact=False, rtol=RTOL, atol=ATOL)
+    got = silhouette_samples(backend.asarray(X), backend.asarray(labels), metric=metric, working_memory=wm)
+    assert_xp(
+        got, sk_samples(X, labels, metric=metric), backend, dtype=backend.xp.float64, exact=False, rtol=RTOL, atol=ATOL
+    )
 
 
 def test_memory_within_working_memory():
@@ -111,8 +111,14 @@ def test_singletons_and_duplicates(backend):
     # a = b = 0: two clusters of coincident points -> 0 for them, as scikit-learn
     Y = np.array([[1.0], [1.0], [1.0], [3.0], [3.0]])
     lab = np.array([0, 0, 1, 2, 2])
-    assert_xp(silhouette_samples(backend.asarray(Y), backend.asarray(lab)), sk_samples(Y, lab),
-              backend, exact=False, rtol=RTOL, atol=ATOL)
+    assert_xp(
+        silhouette_samples(backend.asarray(Y), backend.asarray(lab)),
+        sk_samples(Y, lab),
+        backend,
+        exact=False,
+        rtol=RTOL,
+        atol=ATOL,
+    )
 
 
 @pytest.mark.parametrize(
@@ -168,8 +174,7 @@ def test_float32(backend, data):
     X, labels = data
     X32 = X.astype(np.float32)
     got = silhouette_samples(backend.asarray(X32), backend.asarray(labels))
-    assert_xp(got, sk_samples(X, labels), backend, dtype=backend.xp.float32, exact=False,
-              rtol=1e-4, atol=1e-5)
+    assert_xp(got, sk_samples(X, labels), backend, dtype=backend.xp.float32, exact=False, rtol=1e-4, atol=1e-5)
     ch = calinski_harabasz_score(backend.asarray(X32), backend.asarray(labels))
     assert isinstance(ch, float) and ch == pytest.approx(sk_ch(X32.astype(np.float64), labels), rel=1e-6)
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import scipy.sparse
 import sklearn.neighbors as skn
+from helpers import assert_xp, host
 
 from gpuknn.errors import InvalidInputError, NotFittedError
 from gpuknn.nearest import KNeighborsTransformer, NearestNeighbors
-from helpers import assert_xp, host
 
 TOL = dict(exact=False, rtol=1e-9, atol=1e-9)
 
@@ -104,8 +104,9 @@ def test_bundled_data_against_exact_oracle_and_sklearn(backend, loader):
     # A radius between distances (integer squares): scikit-learn's GEMM distances agree.
     radius = float(np.sqrt(np.round(np.median(exp_d[:, 3]) ** 2) + 0.5))
     G = nn.radius_neighbors_graph(radius=radius, mode="distance")
-    np.testing.assert_allclose(_dense(G), ref.radius_neighbors_graph(radius=radius, mode="distance").toarray(),
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        _dense(G), ref.radius_neighbors_graph(radius=radius, mode="distance").toarray(), atol=1e-9
+    )
     # A radius equal to distances: those pairs are in (exact distances, ``<=``), where
     # scikit-learn's rounded ones may leave them out.
     radius = float(np.median(exp_d[:, 3]))
@@ -187,11 +188,15 @@ def test_graphs_equal_sklearn(backend, mode):
     for q in (Q, None):
         x = None if q is None else backend.asarray(q)
         srt = mode == "distance"
-        for ours, theirs in [(nn.kneighbors_graph(x, mode=mode), ref.kneighbors_graph(q, mode=mode)),
-                             (nn.kneighbors_graph(x, 2, mode=mode), ref.kneighbors_graph(q, 2, mode=mode)),
-                             (nn.radius_neighbors_graph(x, mode=mode), ref.radius_neighbors_graph(q, mode=mode)),
-                             (nn.radius_neighbors_graph(x, 0.9, mode=mode, sort_results=srt),
-                              ref.radius_neighbors_graph(q, 0.9, mode=mode, sort_results=srt))]:
+        for ours, theirs in [
+            (nn.kneighbors_graph(x, mode=mode), ref.kneighbors_graph(q, mode=mode)),
+            (nn.kneighbors_graph(x, 2, mode=mode), ref.kneighbors_graph(q, 2, mode=mode)),
+            (nn.radius_neighbors_graph(x, mode=mode), ref.radius_neighbors_graph(q, mode=mode)),
+            (
+                nn.radius_neighbors_graph(x, 0.9, mode=mode, sort_results=srt),
+                ref.radius_neighbors_graph(q, 0.9, mode=mode, sort_results=srt),
+            ),
+        ]:
             assert _is_csr_of(ours, backend) and ours.shape == theirs.shape
             np.testing.assert_array_equal(np.diff(_on_host(ours).indptr), np.diff(theirs.indptr))
             np.testing.assert_allclose(_dense(ours), theirs.toarray(), rtol=1e-9, atol=1e-9)
@@ -212,8 +217,9 @@ def test_transformer_equals_sklearn(backend, mode):
     np.testing.assert_allclose(_dense(G), G_ref.toarray(), rtol=1e-9, atol=1e-9)
     if mode == "distance":  # each sample is its own first neighbour, stored at distance 0
         np.testing.assert_array_equal(G.indices[G.indptr[:-1]], np.arange(X.shape[0]))
-    np.testing.assert_allclose(_dense(ours.transform(backend.asarray(Q))), ref.transform(Q).toarray(),
-                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        _dense(ours.transform(backend.asarray(Q))), ref.transform(Q).toarray(), rtol=1e-9, atol=1e-9
+    )
     assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
 
 
@@ -222,8 +228,10 @@ def test_transformer_feeds_isomap_in_a_pipeline(backend):
     from sklearn.pipeline import make_pipeline
 
     X, _ = _data(4, n=150, d=5)
-    pipe = make_pipeline(KNeighborsTransformer(n_neighbors=6, mode="distance"),
-                         Isomap(n_neighbors=6, n_components=2, metric="precomputed", eigen_solver="dense"))
+    pipe = make_pipeline(
+        KNeighborsTransformer(n_neighbors=6, mode="distance"),
+        Isomap(n_neighbors=6, n_components=2, metric="precomputed", eigen_solver="dense"),
+    )
     emb = pipe.fit_transform(backend.asarray(X))
     want = Isomap(n_neighbors=6, n_components=2, eigen_solver="dense").fit_transform(X)
     emb = host(emb) if array_api_compat.is_array_api_obj(emb) else np.asarray(emb)
@@ -235,8 +243,11 @@ def test_float32_stays_float32(backend):
     nn = NearestNeighbors(n_neighbors=3, radius=1.0).fit(backend.asarray(X.astype(np.float32)))
     d, i = nn.kneighbors(backend.asarray(Q.astype(np.float32)))
     assert d.dtype == backend.xp.float32
-    _, i64 = NearestNeighbors(n_neighbors=3).fit(X.astype(np.float32).astype(np.float64)).kneighbors(
-        Q.astype(np.float32).astype(np.float64))
+    _, i64 = (
+        NearestNeighbors(n_neighbors=3)
+        .fit(X.astype(np.float32).astype(np.float64))
+        .kneighbors(Q.astype(np.float32).astype(np.float64))
+    )
     assert_xp(i, i64, backend)
     dist, _ = nn.radius_neighbors(backend.asarray(Q.astype(np.float32)))
     assert all(a.dtype == np.float32 for a in dist)
@@ -255,8 +266,11 @@ def test_errors(backend):
         nn.kneighbors(Qb[:, :3])
     with pytest.raises(InvalidInputError, match="X has 3 features"):
         nn.radius_neighbors(Qb[:, :3])
-    for k, msg in [(0, r"n_neighbors must be in \[1, inf\], got 0"), (1.5, "n_neighbors must be an integer"),
-                   (121, "n_neighbors <= n_samples_fit, got n_neighbors=121")]:
+    for k, msg in [
+        (0, r"n_neighbors must be in \[1, inf\], got 0"),
+        (1.5, "n_neighbors must be an integer"),
+        (121, "n_neighbors <= n_samples_fit, got n_neighbors=121"),
+    ]:
         with pytest.raises(InvalidInputError, match=msg):
             nn.kneighbors(Qb, k)
     with pytest.raises(InvalidInputError, match="n_neighbors < n_samples_fit .*n_neighbors=120"):

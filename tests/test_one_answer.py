@@ -102,8 +102,10 @@ def test_any_split_merged_in_any_order_is_the_single_search(backend, metric):
     for _ in range(3):
         cuts = np.sort(rng.choice(np.arange(1, 700), size=rng.integers(1, 6), replace=False))
         edges = [0, *cuts.tolist(), 700]
-        parts = [kneighbors_partial(Qb, backend.asarray(R[a:b]), 12, offset=a, metric=metric)
-                 for a, b in zip(edges[:-1], edges[1:])]
+        parts = [
+            kneighbors_partial(Qb, backend.asarray(R[a:b]), 12, offset=a, metric=metric)
+            for a, b in zip(edges[:-1], edges[1:])
+        ]
         rng.shuffle(parts)
         while len(parts) > 1:  # a random merge tree
             j = int(rng.integers(0, len(parts) - 1))
@@ -121,8 +123,7 @@ def test_p_sweep_lists_are_the_searches_of_each_prefix(backend, metric):
     Zte = np.concatenate([rng.normal(size=(50, 12)), Ztr[:10]]).astype(np.float32)
     ps = [1, 2, 3, 5, 8, 12]
     for wm in (30_000, 1 << 26):
-        out = neighbors_for_p_sweep(backend.asarray(Ztr), backend.asarray(Zte), ps, 7, metric=metric,
-                                    working_memory=wm)
+        out = neighbors_for_p_sweep(backend.asarray(Ztr), backend.asarray(Zte), ps, 7, metric=metric, working_memory=wm)
         for p in ps:
             assert_xp(out[p][1], kneighbors(Zte[:, :p], Ztr[:, :p], 7, metric=metric)[1], backend)
 
@@ -149,8 +150,7 @@ def test_a_point_on_the_radius_counts_on_every_backend(backend, weights):
     y = np.array([1, 0, 0])
     Q = np.array([[3e4 + 3, 4.0]], dtype=np.float32)
     for wm in (100, 1 << 20):
-        clf = RadiusNeighborsClassifier(5.0, weights=weights, outlier_label=-1, algorithm="brute",
-                                        working_memory=wm)
+        clf = RadiusNeighborsClassifier(5.0, weights=weights, outlier_label=-1, algorithm="brute", working_memory=wm)
         clf.fit(backend.asarray(X), backend.asarray(y))
         assert host(clf.predict(backend.asarray(Q))).tolist() == [1]
     if backend.name == "numpy":
@@ -184,8 +184,10 @@ def test_ties_at_the_top_are_real_ties_only():
     R = np.array([[5.0, 5.0, 5.0 + 2.0**-17]] + near + [q], dtype=np.float32)
     Q = q[None, :]
     assert kneighbors(Q, R, 1, metric="correlation")[1].tolist() == [[len(R) - 1]]
-    m = merge_partial(kneighbors_partial(Q, R[:1], 1, metric="correlation"),
-                      kneighbors_partial(Q, R[1:], 1, offset=1, metric="correlation"))
+    m = merge_partial(
+        kneighbors_partial(Q, R[:1], 1, metric="correlation"),
+        kneighbors_partial(Q, R[1:], 1, offset=1, metric="correlation"),
+    )
     assert finalize_partial(m)[1].tolist() == [[len(R) - 1]]
 
 
@@ -194,11 +196,13 @@ def test_sweep_weighted_votes_are_the_classifiers():
     # a hair beyond (class 0): the sweep reads labels only, yet votes on the exact distances.
     from gpuknn.model_selection.cv import fold_k_scores
 
-    R = np.array([[0.5, -1.0], [-0.03707813, -1.9993124], [1.0, -1.0], [-1.0, -1.0], [0.0, 0.0],
-                  [0.0, -2.0]], dtype=np.float32)
+    R = np.array(
+        [[0.5, -1.0], [-0.03707813, -1.9993124], [1.0, -1.0], [-1.0, -1.0], [0.0, 0.0], [0.0, -2.0]], dtype=np.float32
+    )
     Q = np.array([[0.0, -1.0]], dtype=np.float32)
     y = np.array([1, 0, 0, 0, 0, 0])
-    s = fold_k_scores(R, y, Q, np.array([0]), [3], n_classes=2, metric="euclidean",
-                      weights=("distance",), scoring=("accuracy",))
+    s = fold_k_scores(
+        R, y, Q, np.array([0]), [3], n_classes=2, metric="euclidean", weights=("distance",), scoring=("accuracy",)
+    )
     pred = KNeighborsClassifier(n_neighbors=3, weights="distance").fit(R, y).predict(Q)
     assert s["distance"]["accuracy"].tolist() == [1.0] and pred.tolist() == [0]

@@ -6,8 +6,13 @@ from gpuknn.plots.sweep import plot_accuracy_vs_k, plot_confusion_matrix, plot_h
 
 def _raw(folds=3):
     acc = np.linspace(0.7, 0.8, 4 * folds).reshape(folds, 4)
-    per = {"mean": acc.mean(0).tolist(), "std": acc.std(0).tolist(), "min": acc.min(0).tolist(),
-           "max": acc.max(0).tolist(), "folds": acc.tolist()}
+    per = {
+        "mean": acc.mean(0).tolist(),
+        "std": acc.std(0).tolist(),
+        "min": acc.min(0).tolist(),
+        "max": acc.max(0).tolist(),
+        "folds": acc.tolist(),
+    }
     return {"ks": [1, 2, 3, 4], "uniform": per, "distance": per}
 
 

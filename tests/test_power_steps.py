@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from test_linalg import sequential_power
+from test_linalg import spd_with_gap as spd
 
 import gpuknn.linalg.power_steps as ps
 from gpuknn._backend import to_numpy
 from gpuknn.linalg import deflated_power_method, power_method
 from gpuknn.linalg.power import _iterate
-from test_linalg import sequential_power, spd_with_gap as spd
 
 
 def unit(n, seed):
@@ -76,9 +77,17 @@ def test_driver_is_the_same_on_numpy_and_strict(growth):
     runs = []
     for xp_, A, v in ((np, C[None], v0[None]), (strict, strict.asarray(C[None]), strict.asarray(v0[None]))):
         ends = []
-        out = _iterate(A, v, xp_, max_iter=3000, tol=1e-6, check_every=16, powers=False,
-                       growth=None if growth is None else np.array([growth]),
-                       callback=lambda d: ends.append(d["iteration"]))
+        out = _iterate(
+            A,
+            v,
+            xp_,
+            max_iter=3000,
+            tol=1e-6,
+            check_every=16,
+            powers=False,
+            growth=None if growth is None else np.array([growth]),
+            callback=lambda d, ends=ends: ends.append(d["iteration"]),
+        )
         runs.append((out, ends))
     (V, D, it, cv, g), ends = runs[0]
     (Vs, Ds, its, cvs, gs), ends_s = runs[1]
@@ -103,8 +112,16 @@ def test_wrong_growth_hint_falls_back_to_careful_steps(xp, to_xp, growth, monkey
     v0 = unit(24, 8)
     t_ref, v_ref = sequential_power(C, v0, 1e-10, 5000)
     hint = math.log2(100.0) if growth is None else growth
-    V, _, it, cv, g = _iterate(to_xp(C[None]), to_xp(v0[None]), xp, max_iter=5000, tol=1e-10,
-                               check_every=16, powers=False, growth=np.array([hint]))
+    V, _, it, cv, g = _iterate(
+        to_xp(C[None]),
+        to_xp(v0[None]),
+        xp,
+        max_iter=5000,
+        tol=1e-10,
+        check_every=16,
+        powers=False,
+        growth=np.array([hint]),
+    )
     assert len(calls) == (0 if growth is None else 1)
     assert cv[0] and it[0] == t_ref
     np.testing.assert_allclose(to_numpy(V)[0], v_ref, atol=1e-12)
@@ -141,12 +158,10 @@ def test_deflation_passes_growth_on(xp, to_xp, monkeypatch):
 
     monkeypatch.setattr(pw, "careful_steps", lambda *a: calls.append(a[2]) or careful(*a))
     monkeypatch.setattr(ps, "careful_steps", pw.careful_steps)
-    for decay, dtype, rtol in ((0.85, np.float64, 1e-9), (0.05, np.float64, 1e-9),
-                               (0.85, np.float32, 1e-5)):
+    for decay, dtype, rtol in ((0.85, np.float64, 1e-9), (0.05, np.float64, 1e-9), (0.85, np.float32, 1e-5)):
         calls.clear()
         C = spd(30, seed=11, decay=decay)
-        r = deflated_power_method(to_xp(C.astype(dtype)), 6, tol=1e-10 if dtype == np.float64
-                                  else 1e-6, random_state=0)
+        r = deflated_power_method(to_xp(C.astype(dtype)), 6, tol=1e-10 if dtype == np.float64 else 1e-6, random_state=0)
         w = np.linalg.eigvalsh(C)[::-1][:6]
         np.testing.assert_allclose(to_numpy(r.eigenvalues), w, rtol=rtol)
         assert len(calls) == 1, (decay, dtype)

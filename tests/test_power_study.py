@@ -44,9 +44,11 @@ def test_errors_bounded_when_converged(small_numpy):
     r = small_numpy
     assert np.all(r.residuals[r.converged] < 1e-4)
     assert np.all(r.eigenvalue_errors[r.converged] < 1e-6)
-    np.testing.assert_allclose(np.sort(r.eigenvalues, axis=-1)[..., ::-1],
-                               np.broadcast_to(r.true_eigenvalues[:, None, :], r.eigenvalues.shape),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np.sort(r.eigenvalues, axis=-1)[..., ::-1],
+        np.broadcast_to(r.true_eigenvalues[:, None, :], r.eigenvalues.shape),
+        atol=1e-6,
+    )
 
 
 def test_same_result_on_every_backend(xp, small_numpy):
@@ -64,8 +66,7 @@ def test_max_iter_recorded_not_raised():
 
 def test_summary_and_json(small_numpy):
     s = small_numpy.summary()
-    for key in ("iterations_mean", "iterations_std", "residual_min", "residual_max",
-                "converged_fraction"):
+    for key in ("iterations_mean", "iterations_std", "residual_min", "residual_max", "converged_fraction"):
         assert s[key].shape == (5, 5)
     d = json.loads(json.dumps(small_numpy.to_dict()))
     assert d["params"]["n_draws"] == 4 and len(d["eps"]) == 5
@@ -97,8 +98,25 @@ def test_cli_writes_files(tmp_path, capsys):
     from gpuknn.cli import main
 
     out = tmp_path / "ps"
-    rc = main(["power-study", "--out", str(out), "--device", "cpu", "--n-eps", "3",
-               "--eps-min", "0.1", "--draws", "2", "--max-iter", "20000", "--seed", "1"])
+    rc = main(
+        [
+            "power-study",
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "--n-eps",
+            "3",
+            "--eps-min",
+            "0.1",
+            "--draws",
+            "2",
+            "--max-iter",
+            "20000",
+            "--seed",
+            "1",
+        ]
+    )
     assert rc == 0
     for name in ("power_study.json", "power_study.csv", "power_error.png", "power_iterations.png"):
         assert (out / name).stat().st_size > 0
@@ -112,8 +130,23 @@ def test_cli_writes_files(tmp_path, capsys):
 def test_cli_quiet_and_bad_option(tmp_path, capsys):
     from gpuknn.cli import main
 
-    rc = main(["power-study", "--out", str(tmp_path), "--device", "cpu", "--n-eps", "2",
-               "--eps-min", "0.5", "--draws", "1", "--max-iter", "1000", "--quiet"])
+    rc = main(
+        [
+            "power-study",
+            "--out",
+            str(tmp_path),
+            "--device",
+            "cpu",
+            "--n-eps",
+            "2",
+            "--eps-min",
+            "0.5",
+            "--draws",
+            "1",
+            "--max-iter",
+            "1000",
+            "--quiet",
+        ]
+    )
     assert rc == 0 and capsys.readouterr().err == ""
-    assert main(["power-study", "--out", str(tmp_path), "--device", "cpu", "--n-eps", "0",
-                 "--quiet"]) == 2
+    assert main(["power-study", "--out", str(tmp_path), "--device", "cpu", "--n-eps", "0", "--quiet"]) == 2

@@ -27,8 +27,7 @@ def test_members_on_the_radius_and_exact_ties(backend, weights):
     Q = np.array([[off, off], [off + 50, off]], dtype=np.float32)
     ref = PreparedReference(backend.asarray(R), metric="sqeuclidean").reference
     for rows in (1, 2):
-        counts, win = radius_votes(backend.asarray(Q), ref, backend.asarray(onehot), 2.0, weights,
-                                   rows_per_block=rows)
+        counts, win = radius_votes(backend.asarray(Q), ref, backend.asarray(onehot), 2.0, weights, rows_per_block=rows)
         # uniform: 2 of class 0 against 1 of class 1; distance: 1/2 + 1/2 against 1, a tie.
         assert_xp(win, [0, -1], backend)
         want = [[2.0, 1.0], [0.0, 0.0]] if weights == "uniform" else [[1.0, 1.0], [0.0, 0.0]]

@@ -10,8 +10,7 @@ from sklearn.neighbors import KNeighborsRegressor as SkKNR
 from sklearn.neighbors import RadiusNeighborsRegressor as SkRNR
 
 import gpuknn.regression as regression
-from gpuknn.errors import InvalidInputError, NotFittedError
-from gpuknn.errors import EmptyNeighborhoodWarning
+from gpuknn.errors import EmptyNeighborhoodWarning, InvalidInputError, NotFittedError
 from gpuknn.regression import KNeighborsRegressor, RadiusNeighborsRegressor
 
 TOL = dict(exact=False, rtol=1e-12, atol=1e-12)
@@ -60,7 +59,9 @@ def test_kneighbors_regressor_equals_sklearn(backend, weights, outputs, k):
     d_ref, i_ref = ref.kneighbors(Q, 3)
     assert_xp(i, i_ref, backend)
     assert_xp(d, d_ref, backend, exact=False, rtol=1e-9, atol=1e-9)
-    assert_xp(ours.kneighbors(backend.asarray(Q), return_distance=False), ref.kneighbors(Q, return_distance=False), backend)
+    assert_xp(
+        ours.kneighbors(backend.asarray(Q), return_distance=False), ref.kneighbors(Q, return_distance=False), backend
+    )
 
 
 @pytest.mark.parametrize("weights", WEIGHTS, ids=WEIGHT_IDS)
@@ -108,7 +109,9 @@ def test_duplicates_and_zero_distances_follow_sklearn_rule(backend, weights):
 
 def test_radius_is_tiled_under_working_memory(backend, monkeypatch):
     X, y, Q = _data(seed=3, n=200, n_q=70, outputs=2)
-    full = RadiusNeighborsRegressor(2.0, weights="distance", algorithm="brute").fit(backend.asarray(X), backend.asarray(y))
+    full = RadiusNeighborsRegressor(2.0, weights="distance", algorithm="brute").fit(
+        backend.asarray(X), backend.asarray(y)
+    )
     expected = full.predict(backend.asarray(Q))
     shapes = []
     original = regression._radius_block
@@ -171,28 +174,43 @@ def test_diabetes_equals_sklearn_and_score_is_r2(backend, weights):
         assert_xp(ours.predict(backend.asarray(X[te])), ref.predict(X[te]), backend, exact=False, rtol=1e-12)
         score = ours.score(backend.asarray(X[te]), backend.asarray(target[te]))
         assert isinstance(score, float) and score == pytest.approx(ref.score(X[te], target[te]), abs=1e-12)
-        r_ours = RadiusNeighborsRegressor(0.16, weights=weights).fit(backend.asarray(X[tr]), backend.asarray(target[tr]))
+        r_ours = RadiusNeighborsRegressor(0.16, weights=weights).fit(
+            backend.asarray(X[tr]), backend.asarray(target[tr])
+        )
         r_ref = SkRNR(radius=0.16, weights=weights, algorithm="brute").fit(X[tr], target[tr])
         expected, warned = _sk_radius_predict(r_ref, X[te])
         assert not warned
         assert_xp(r_ours.predict(backend.asarray(X[te])), expected, backend, exact=False, rtol=1e-12)
         assert r_ours.score(backend.asarray(X[te]), backend.asarray(target[te])) == pytest.approx(
-            r2_score(target[te], expected), abs=1e-12)
+            r2_score(target[te], expected), abs=1e-12
+        )
     sw = np.linspace(0.5, 2.0, len(te))
     assert ours.score(backend.asarray(X[te]), backend.asarray(Y2[te]), backend.asarray(sw)) == pytest.approx(
-        ref.score(X[te], Y2[te], sample_weight=sw), abs=1e-12)
+        ref.score(X[te], Y2[te], sample_weight=sw), abs=1e-12
+    )
 
 
 def test_target_dtypes_and_host_targets(backend):
     X, y, Q = _data(seed=6)
     xp = backend.xp
     y32 = KNeighborsRegressor(3).fit(backend.asarray(X), backend.asarray(y.astype(np.float32)))
-    assert_xp(y32.predict(backend.asarray(Q)), SkKNR(n_neighbors=3).fit(X, y.astype(np.float32)).predict(Q),
-              backend, dtype=xp.float32, exact=False, rtol=1e-6)
+    assert_xp(
+        y32.predict(backend.asarray(Q)),
+        SkKNR(n_neighbors=3).fit(X, y.astype(np.float32)).predict(Q),
+        backend,
+        dtype=xp.float32,
+        exact=False,
+        rtol=1e-6,
+    )
     y_int = np.round(y * 3).astype(np.int64)
     ours = KNeighborsRegressor(3).fit(backend.asarray(X), backend.asarray(y_int))
-    assert_xp(ours.predict(backend.asarray(Q)), SkKNR(n_neighbors=3).fit(X, y_int).predict(Q), backend,
-              dtype=xp.float64, **TOL)
+    assert_xp(
+        ours.predict(backend.asarray(Q)),
+        SkKNR(n_neighbors=3).fit(X, y_int).predict(Q),
+        backend,
+        dtype=xp.float64,
+        **TOL,
+    )
     # A host (NumPy) or list target goes with any X, onto X's device; a column y stays 2-D.
     col = KNeighborsRegressor(3).fit(backend.asarray(X), y[:, None]).predict(backend.asarray(Q))
     assert_xp(col, SkKNR(n_neighbors=3).fit(X, y[:, None]).predict(Q), backend, **TOL)
@@ -208,7 +226,10 @@ def test_errors(backend):
     with pytest.raises(NotFittedError):
         RadiusNeighborsRegressor().predict(Qb)
     cases = [
-        (KNeighborsRegressor(weights="gaussian"), "weights must be 'uniform', 'distance' or a callable, got 'gaussian'"),
+        (
+            KNeighborsRegressor(weights="gaussian"),
+            "weights must be 'uniform', 'distance' or a callable, got 'gaussian'",
+        ),
         (KNeighborsRegressor(weights="distance", metric="inner"), "undefined for metric='inner'"),
         (KNeighborsRegressor(0), r"n_neighbors must be in \[1, inf\], got 0"),
         (KNeighborsRegressor(2.5), "n_neighbors must be an integer, got 2.5"),
@@ -256,8 +277,6 @@ def test_target_of_another_namespace_follows_X():
 
 def test_warning_class_is_a_user_warning():
     assert issubclass(EmptyNeighborhoodWarning, UserWarning)
-
-
 
 
 @pytest.mark.parametrize("weights", ["uniform", "distance"])

@@ -24,6 +24,7 @@ def _all_pairs(m, n, width):
             rr, cc = np.meshgrid(np.arange(m), np.arange(c0, c1), indexing="ij")
             keep = ~progress.done[rr.ravel()]
             yield rr.ravel()[keep], cc.ravel()[keep]
+
     return make
 
 

@@ -62,7 +62,8 @@ def test_adasyn_equals_imblearn(backend, replay, k, strategy):
         backend,
         ADASYN(n_neighbors=k, sampling_strategy=strategy, random_state=3),
         imb.ADASYN(n_neighbors=k, sampling_strategy=strategy, random_state=3),
-        X, y,
+        X,
+        y,
     )
 
 

@@ -8,7 +8,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import cross_val_score
 
 import gpuknn
-from gpuknn.resampling import EditedNearestNeighbours, SMOTE, RandomUnderSampler
+from gpuknn.resampling import SMOTE, EditedNearestNeighbours, RandomUnderSampler
 
 
 @pytest.fixture
@@ -18,8 +18,9 @@ def data():
     return X[keep], y[keep]
 
 
-@pytest.mark.parametrize("sampler", [SMOTE(random_state=0), EditedNearestNeighbours(),
-                                     RandomUnderSampler(random_state=0)])
+@pytest.mark.parametrize(
+    "sampler", [SMOTE(random_state=0), EditedNearestNeighbours(), RandomUnderSampler(random_state=0)]
+)
 def test_in_imblearn_pipeline_resamples_at_fit_only(data, sampler):
     X, y = data
     pipe = make_pipeline(sampler, gpuknn.KNeighborsClassifier(3)).fit(X, y)

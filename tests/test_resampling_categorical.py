@@ -96,7 +96,7 @@ def test_smotenc_properties(backend):
     Xr, yr = host(Xr), host(yr)
     np.testing.assert_array_equal(Xr[: X.shape[0]], X)
     assert np.bincount(yr).tolist() == [70, 70, 70]
-    new = Xr[X.shape[0]:]
+    new = Xr[X.shape[0] :]
     cont = [0, 2, 5]
     for j in _CAT:
         assert np.isin(new[:, j], np.unique(X[:, j])).all()

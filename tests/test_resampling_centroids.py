@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_xp, host
 
 from gpuknn.cluster import KMeans
 from gpuknn.errors import InvalidInputError
 from gpuknn.resampling.centroids import ClusterCentroids
-from helpers import assert_xp, host
 
 imb_under = pytest.importorskip("imblearn.under_sampling")
 skc = pytest.importorskip("sklearn.cluster")
@@ -24,8 +24,9 @@ def _random(seed=0, n=(120, 50, 15), d=4):
 def _digits():
     X, y = datasets.load_digits(return_X_y=True)
     rng = np.random.default_rng(1)
-    keep = np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False)
-                           for c, m in zip(range(5), (80, 50, 40, 25, 12))])
+    keep = np.concatenate(
+        [rng.choice(np.flatnonzero(y == c), m, replace=False) for c, m in zip(range(5), (80, 50, 40, 25, 12))]
+    )
     keep = np.sort(keep)
     return X[keep].astype(np.float64), y[keep]
 
@@ -54,11 +55,13 @@ def test_same_as_imblearn_with_same_start(backend, case, voting):
     # start from rows of the largest resampled class (other starts can empty a cluster)
     big = max(ref.sampling_strategy_, key=lambda c: (y == c).sum())
     C0 = X[y == big][: n_target.pop()]
-    ref = imb_under.ClusterCentroids(sampling_strategy=strategy, voting=voting,
-                                     estimator=skc.KMeans(C0.shape[0], init=C0, n_init=1))
+    ref = imb_under.ClusterCentroids(
+        sampling_strategy=strategy, voting=voting, estimator=skc.KMeans(C0.shape[0], init=C0, n_init=1)
+    )
     Xe, ye = ref.fit_resample(X, y)
-    cc = ClusterCentroids(sampling_strategy=strategy, voting=voting,
-                          estimator=KMeans(C0.shape[0], init=backend.asarray(C0), n_init=1))
+    cc = ClusterCentroids(
+        sampling_strategy=strategy, voting=voting, estimator=KMeans(C0.shape[0], init=backend.asarray(C0), n_init=1)
+    )
     Xr, yr = cc.fit_resample(backend.asarray(X), backend.asarray(y))
     assert cc.sampling_strategy_ == {int(k): int(v) for k, v in ref.sampling_strategy_.items()}
     assert cc.voting_ == ("soft" if voting == "auto" else voting)
@@ -66,8 +69,9 @@ def test_same_as_imblearn_with_same_start(backend, case, voting):
     yr_h = host(yr)
     if cc.voting_ == "hard":  # a centre equidistant to two samples (a 2-sample cluster) may pick either
         assert_xp(Xr, Xe, backend, exact=False, atol=1e9)  # namespace, device, shape
-        soft = imb_under.ClusterCentroids(sampling_strategy=strategy, voting="soft",
-                                          estimator=skc.KMeans(C0.shape[0], init=C0, n_init=1))
+        soft = imb_under.ClusterCentroids(
+            sampling_strategy=strategy, voting="soft", estimator=skc.KMeans(C0.shape[0], init=C0, n_init=1)
+        )
         centres, yc = soft.fit_resample(X, y)
         got = host(Xr)
         for c in cc.sampling_strategy_:

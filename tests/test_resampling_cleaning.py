@@ -80,7 +80,9 @@ def test_enn_string_labels_and_list_strategy(xp, to_xp):
 
 
 @pytest.mark.parametrize("seed,n", FIXTURES + [(4, (30, 30))])
-@pytest.mark.parametrize("strategy,k,t", [("auto", 3, 0.5), ("all", 3, 0.5), ("auto", 5, 0.1), ("not majority", 3, 1.5)])
+@pytest.mark.parametrize(
+    "strategy,k,t", [("auto", 3, 0.5), ("all", 3, 0.5), ("auto", 5, 0.1), ("not majority", 3, 1.5)]
+)
 def test_ncl_matches_imblearn(xp, to_xp, seed, n, strategy, k, t):
     X, y = _data(seed, n)
     ours = NeighbourhoodCleaningRule(sampling_strategy=strategy, n_neighbors=k, threshold_cleaning=t)

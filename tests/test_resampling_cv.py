@@ -65,7 +65,10 @@ def test_fold_aucs_match_sklearn(xp, to_xp):
     res = cross_validate_resampled(to_xp(X), to_xp(y), scorers=scorers, cv=cv)
     assert res.names == ["k=3 uniform", "k=7 distance", "BordaRank"]
     for f, (tr, te) in enumerate(cv.split(X, y)):
-        p = [SkKNN(n_neighbors=s.n_neighbors, weights=s.weights).fit(X[tr], y[tr]).predict_proba(X[te])[:, 1] for s in scorers]
+        p = [
+            SkKNN(n_neighbors=s.n_neighbors, weights=s.weights).fit(X[tr], y[tr]).predict_proba(X[te])[:, 1]
+            for s in scorers
+        ]
         expected = [sk_auc(y[te], q) for q in p] + [sk_auc(y[te], to_numpy(borda_rank([np.asarray(q) for q in p])))]
         np.testing.assert_allclose(res.fold_auc[f], expected, rtol=1e-12)
     assert set(res.mean_auc) == set(res.names)

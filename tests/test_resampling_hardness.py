@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_xp, host
 
 from gpuknn.errors import InvalidInputError
 from gpuknn.model_selection.splitters import StratifiedKFold
 from gpuknn.resampling.hardness import InstanceHardnessThreshold
-from helpers import assert_xp, host
 
 imb_under = pytest.importorskip("imblearn.under_sampling")
 datasets = pytest.importorskip("sklearn.datasets")
-from sklearn.model_selection import StratifiedKFold as SkFold, cross_val_predict  # noqa: E402
+from sklearn.model_selection import StratifiedKFold as SkFold  # noqa: E402
+from sklearn.model_selection import cross_val_predict
 from sklearn.neighbors import KNeighborsClassifier as SkKNN  # noqa: E402
 
 
@@ -25,8 +26,11 @@ def _random(seed=0, n=(120, 50, 15), d=4):
 def _digits():  # jittered: integer pixels would tie distances
     X, y = datasets.load_digits(return_X_y=True)
     rng = np.random.default_rng(1)
-    keep = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False)
-                                   for c, m in zip(range(5), (80, 50, 40, 25, 12))]))
+    keep = np.sort(
+        np.concatenate(
+            [rng.choice(np.flatnonzero(y == c), m, replace=False) for c, m in zip(range(5), (80, 50, 40, 25, 12))]
+        )
+    )
     return X[keep] + rng.normal(scale=1e-3, size=X[keep].shape), y[keep]
 
 
@@ -42,8 +46,9 @@ CASES = {"random": _random, "digits": _digits, "cancer": _cancer}
 @pytest.mark.parametrize("seed", [0, 7])
 def test_same_indices_as_imblearn(backend, case, strategy, seed):
     X, y = CASES[case]()
-    ref = imb_under.InstanceHardnessThreshold(estimator=SkKNN(algorithm="brute"), sampling_strategy=strategy,
-                                              random_state=seed, cv=5)
+    ref = imb_under.InstanceHardnessThreshold(
+        estimator=SkKNN(algorithm="brute"), sampling_strategy=strategy, random_state=seed, cv=5
+    )
     Xe, ye = ref.fit_resample(X, y)
     folds = list(SkFold(5, shuffle=True, random_state=np.random.RandomState(seed)).split(X, y))
     iht = InstanceHardnessThreshold(sampling_strategy=strategy, cv=folds)
@@ -77,8 +82,7 @@ def test_sklearn_estimator_and_string_labels():
     folds = list(SkFold(3, shuffle=True, random_state=np.random.RandomState(5)).split(X, y))
     iht = InstanceHardnessThreshold(estimator=SkKNN(n_neighbors=7, algorithm="brute"), cv=folds)
     Xr, yr = iht.fit_resample(X, names)
-    ref = imb_under.InstanceHardnessThreshold(estimator=SkKNN(n_neighbors=7, algorithm="brute"),
-                                              random_state=5, cv=3)
+    ref = imb_under.InstanceHardnessThreshold(estimator=SkKNN(n_neighbors=7, algorithm="brute"), random_state=5, cv=3)
     ref.fit_resample(X, y)
     np.testing.assert_array_equal(iht.sample_indices_, ref.sample_indices_)
     assert isinstance(yr, np.ndarray) and set(yr.tolist()) == {"a", "b"}

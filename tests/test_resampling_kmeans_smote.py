@@ -65,8 +65,13 @@ def _ours_km(backend):
 @pytest.mark.parametrize("threshold,exponent", [("auto", "auto"), (0.1, 2.0), (0.3, "auto")])
 def test_equals_imblearn(backend, replay, k, strategy, threshold, exponent):
     X, y = _data(0)
-    kw = dict(k_neighbors=k, sampling_strategy=strategy, random_state=3,
-              cluster_balance_threshold=threshold, density_exponent=exponent)
+    kw = dict(
+        k_neighbors=k,
+        sampling_strategy=strategy,
+        random_state=3,
+        cluster_balance_threshold=threshold,
+        density_exponent=exponent,
+    )
     ours = KMeansSMOTE(kmeans_estimator=_ours_km(backend), **kw)
     assert_same_resample(backend, ours, imb.KMeansSMOTE(kmeans_estimator=_sk(), **kw), X, y)
     np.testing.assert_array_equal(ours.cluster_labels_, _sk().fit_predict(X))
@@ -102,8 +107,13 @@ def _sparsity(Xc, exponent):
 def test_kept_clusters_counts_segments(backend, threshold, exponent):
     X, y = _data(3)
     k = 2
-    sm = KMeansSMOTE(kmeans_estimator=_ours_km(backend), k_neighbors=k, random_state=7,
-                     cluster_balance_threshold=threshold, density_exponent=exponent)
+    sm = KMeansSMOTE(
+        kmeans_estimator=_ours_km(backend),
+        k_neighbors=k,
+        random_state=7,
+        cluster_balance_threshold=threshold,
+        density_exponent=exponent,
+    )
     Xr, yr = sm.fit_resample(backend.asarray(X), backend.asarray(y))
     Xr, yr = host(Xr), host(yr)
     n = y.shape[0]
@@ -115,8 +125,7 @@ def test_kept_clusters_counts_segments(backend, threshold, exponent):
     assert np.all(lab[base] == lab[nbr])
     for c, n_ask in sm.sampling_strategy_.items():
         bar = n_ask / total / 2 if threshold == "auto" else threshold
-        kept = [j for j in range(4)
-                if np.mean(y[lab == j] == c) >= bar and np.sum((lab == j) & (y == c)) >= k + 1]
+        kept = [j for j in range(4) if np.mean(y[lab == j] == c) >= bar and np.sum((lab == j) & (y == c)) >= k + 1]
         np.testing.assert_array_equal(sm.valid_clusters_[c], kept)
         sp = np.array([_sparsity(X[(lab == j) & (y == c)], exponent) for j in kept])
         np.testing.assert_allclose(sm.cluster_weights_[c], sp / sp.sum(), rtol=1e-9)
@@ -129,8 +138,9 @@ def test_kept_clusters_counts_segments(backend, threshold, exponent):
         # same-class members of its cluster
         for j in kept:
             members = np.flatnonzero((lab == j) & (y == c))
-            nn = NearestNeighbors(n_neighbors=k + 1).fit(X[members]).kneighbors(
-                X[members], return_distance=False)[:, 1:]
+            nn = (
+                NearestNeighbors(n_neighbors=k + 1).fit(X[members]).kneighbors(X[members], return_distance=False)[:, 1:]
+            )
             allowed = {int(members[i]): set(members[nn[i]].tolist()) for i in range(members.shape[0])}
             sel = np.flatnonzero(mine & (lab[base] == j))
             assert all(int(nbr[s]) in allowed[int(base[s])] for s in sel)

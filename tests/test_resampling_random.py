@@ -36,7 +36,7 @@ def test_over_sampler(xp, to_xp, strategy):
     np.testing.assert_array_equal(idx[: y.shape[0]], np.arange(y.shape[0]))
     np.testing.assert_array_equal(to_numpy(Xr), X[idx])
     np.testing.assert_array_equal(to_numpy(yr), y[idx])
-    np.testing.assert_array_equal(y[idx[y.shape[0]:]], ye[y.shape[0]:])  # same class blocks
+    np.testing.assert_array_equal(y[idx[y.shape[0] :]], ye[y.shape[0] :])  # same class blocks
 
 
 @pytest.mark.parametrize("strategy", UNDER)

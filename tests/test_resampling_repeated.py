@@ -37,7 +37,9 @@ FIXTURES = [(0, (60, 25, 10)), (1, (80, 20)), (2, (40, 30, 30, 7)), (3, (30, 30)
 
 @pytest.mark.parametrize("seed,n", FIXTURES)
 @pytest.mark.parametrize("kind_sel", ["all", "mode"])
-@pytest.mark.parametrize("strategy,k,max_iter", [("auto", 3, 100), ("all", 3, 100), ("not majority", 5, 100), ("auto", 1, 2)])
+@pytest.mark.parametrize(
+    "strategy,k,max_iter", [("auto", 3, 100), ("all", 3, 100), ("not majority", 5, 100), ("auto", 1, 2)]
+)
 def test_renn_matches_imblearn(backend, seed, n, kind_sel, strategy, k, max_iter):
     X, y = gaussian_classes(seed, n, spread=0.8)
     kw = dict(sampling_strategy=strategy, n_neighbors=k, kind_sel=kind_sel, max_iter=max_iter)
@@ -48,7 +50,9 @@ def test_renn_matches_imblearn(backend, seed, n, kind_sel, strategy, k, max_iter
 
 @pytest.mark.parametrize("seed,n", FIXTURES)
 @pytest.mark.parametrize("kind_sel", ["all", "mode"])
-@pytest.mark.parametrize("strategy,k,allow", [("auto", 3, False), ("auto", 5, True), ("all", 4, False), ("not majority", 3, True)])
+@pytest.mark.parametrize(
+    "strategy,k,allow", [("auto", 3, False), ("auto", 5, True), ("all", 4, False), ("not majority", 3, True)]
+)
 def test_allknn_matches_imblearn(backend, seed, n, kind_sel, strategy, k, allow):
     X, y = gaussian_classes(seed, n, spread=0.8)
     kw = dict(sampling_strategy=strategy, n_neighbors=k, kind_sel=kind_sel, allow_minority=allow)
@@ -64,7 +68,13 @@ def test_real_data(backend, which):
         ours = _check(backend, RepeatedEditedNearestNeighbours(**kw), ref, X, y)
         assert ours.n_iter_ == ref.n_iter_
         _check(backend, AllKNN(**kw), imb.AllKNN(**kw), X, y)
-        _check(backend, AllKNN(allow_minority=True, n_neighbors=5, **kw), imb.AllKNN(allow_minority=True, n_neighbors=5, **kw), X, y)
+        _check(
+            backend,
+            AllKNN(allow_minority=True, n_neighbors=5, **kw),
+            imb.AllKNN(allow_minority=True, n_neighbors=5, **kw),
+            X,
+            y,
+        )
 
 
 def test_renn_runs_several_rounds(backend):

@@ -22,6 +22,7 @@ def _oserror(code):
 
 # -- RunDirError ------------------------------------------------------------------------------
 
+
 def test_run_dir_error_is_a_gpuknn_error_and_an_oserror(tmp_path):
     exc = RunDirError(tmp_path / "x", _oserror(errno.ENOSPC))
     assert isinstance(exc, GpuknnError) and isinstance(exc, OSError)
@@ -33,6 +34,7 @@ def test_run_dir_error_is_a_gpuknn_error_and_an_oserror(tmp_path):
 
 
 # -- check(): nothing written ----------------------------------------------------------------
+
 
 def test_check_accepts_new_and_existing_directories_and_writes_nothing(tmp_path):
     RunDirectory(tmp_path / "a" / "b" / "c").check()
@@ -99,6 +101,7 @@ def test_mkdir_failure_is_a_run_dir_error(tmp_path, monkeypatch, code):
 
 # -- the lock ----------------------------------------------------------------------------------
 
+
 def test_enter_creates_the_directory_and_holds_the_lock(tmp_path):
     out = tmp_path / "a" / "run"
     with RunDirectory(out) as rd:
@@ -137,8 +140,9 @@ def other_process_holds_lock(tmp_path):
     """A second process holding DIR/.lock as another gpuknn run would."""
     out = tmp_path / "run"
     out.mkdir()
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(out / LOCK_NAME)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(out / LOCK_NAME)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "locked"
         yield out, proc.pid
@@ -158,6 +162,7 @@ def test_a_second_process_gets_a_clear_message(other_process_holds_lock):
 
 
 # -- journal, atomic writes, figures -----------------------------------------------------------
+
 
 def test_use_outside_the_with_block_is_an_error(tmp_path):
     rd = RunDirectory(tmp_path)
@@ -207,6 +212,7 @@ def test_a_failed_replace_keeps_the_old_file_and_leaves_no_temp(tmp_path, monkey
 
 def test_a_full_disk_while_writing_is_a_run_dir_error(tmp_path, monkeypatch):
     with RunDirectory(tmp_path) as rd:
+
         def full(fd):
             raise _oserror(errno.ENOSPC)
 
@@ -231,8 +237,7 @@ def test_save_figures_goes_on_after_a_failure(tmp_path, monkeypatch):
         raise RuntimeError("plot bug")
 
     with RunDirectory(tmp_path) as rd:
-        failed = rd.save_figures({"a.png": _Fig(), "b.png": _Fig(fail=True), "c.png": broken,
-                                  "d.png": lambda: _Fig()})
+        failed = rd.save_figures({"a.png": _Fig(), "b.png": _Fig(fail=True), "c.png": broken, "d.png": lambda: _Fig()})
     assert set(failed) == {"b.png", "c.png"}
     assert "cannot draw" in str(failed["b.png"]) and "plot bug" in str(failed["c.png"])
     for name in ("a.png", "d.png"):

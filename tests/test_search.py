@@ -17,8 +17,14 @@ def test_lazy_statistics_equal_eager_ones(backend, metric):
     lazy = Reference(R, metric, keep_rows=False)
     kept = Reference(R, metric, keep_rows=True)
     for c0, c1 in ((0, 1500), (1500, 2500)):  # a search's first sweep gathers them
-        assert_xp(lazy.block(c0, c1, backend.xp.float32), host(kept.block(c0, c1, backend.xp.float32)),
-                  backend, exact=False, rtol=1e-6, atol=1e-6)
+        assert_xp(
+            lazy.block(c0, c1, backend.xp.float32),
+            host(kept.block(c0, c1, backend.xp.float32)),
+            backend,
+            exact=False,
+            rtol=1e-6,
+            atol=1e-6,
+        )
     eager = row_stats(R, metric)
     for got, want in zip(lazy.stats, eager):
         if want is not None:

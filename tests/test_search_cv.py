@@ -16,15 +16,15 @@ from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
 import gpuknn
-from gpuknn.model_selection.search_cv import KNeighborsClassifierCV, PCAKNeighborsClassifierCV
 from gpuknn.errors import InvalidInputError
+from gpuknn.model_selection.search_cv import KNeighborsClassifierCV, PCAKNeighborsClassifierCV
 
 CV = StratifiedKFold(5, shuffle=True, random_state=0)
 KS = list(range(1, 31))
 WEIGHTS = ["uniform", "distance"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _data(name, jitter=True):
     """A bundled data set in float64. scikit-learn's brute force orders *equal* distances as
     argpartition leaves them, not by training index, so on data with exact distance ties
@@ -38,14 +38,15 @@ def _data(name, jitter=True):
     return X, y
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sk_search(name, scoring):
     """scikit-learn's GridSearchCV over k and weights (computed once, shared by backends)."""
     X, y = _data(name)
     # One thread: on a loaded 2-core machine scikit-learn's OpenMP pool mostly waits (7x).
     with threadpool_limits(1):
-        return GridSearchCV(SkKNN(algorithm="brute"), {"n_neighbors": KS, "weights": WEIGHTS},
-                            cv=CV, scoring=scoring).fit(X, y)
+        return GridSearchCV(
+            SkKNN(algorithm="brute"), {"n_neighbors": KS, "weights": WEIGHTS}, cv=CV, scoring=scoring
+        ).fit(X, y)
 
 
 def _same_results(ours, sk, tol=1e-12):
@@ -58,9 +59,16 @@ def _same_results(ours, sk, tol=1e-12):
     assert ours.best_score_ == pytest.approx(sk.best_score_, abs=tol)
 
 
-@pytest.mark.parametrize("name,scoring", [("iris", "accuracy"), ("wine", "accuracy"),
-                                          ("digits", "accuracy"), ("wine", "f1_macro"),
-                                          ("digits", "balanced_accuracy")])
+@pytest.mark.parametrize(
+    "name,scoring",
+    [
+        ("iris", "accuracy"),
+        ("wine", "accuracy"),
+        ("digits", "accuracy"),
+        ("wine", "f1_macro"),
+        ("digits", "balanced_accuracy"),
+    ],
+)
 def test_k_choice_is_gridsearchcv_choice(backend, name, scoring):
     X, y = _data(name)
     sk = _sk_search(name, scoring)
@@ -107,15 +115,16 @@ def test_metric_search_and_nested_in_gridsearchcv():
     ours = KNeighborsClassifierCV([1, 5, 9], metric=["euclidean", "cosine"], weights="uniform", cv=cv).fit(X, y)
     _same_results(ours, sk)
     # as an estimator inside GridSearchCV (over a parameter it does not search) and cross_val_score
-    outer = GridSearchCV(KNeighborsClassifierCV([1, 5], weights="uniform", cv=3),
-                         {"metric": ["euclidean", "cosine"]}, cv=cv).fit(X, y)
+    outer = GridSearchCV(
+        KNeighborsClassifierCV([1, 5], weights="uniform", cv=3), {"metric": ["euclidean", "cosine"]}, cv=cv
+    ).fit(X, y)
     assert outer.best_params_["metric"] in ("euclidean", "cosine")
     assert outer.best_estimator_.best_params_["n_neighbors"] in (1, 5)
     scores = cross_val_score(PCAKNeighborsClassifierCV([1, 2], [1, 5], weights="uniform", cv=3), X, y, cv=cv)
     assert scores.shape == (3,) and np.all(scores > 0.8)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sk_pca_search(name):
     X, y = _data(name)
     pipe = Pipeline([("pca", SkPCA(svd_solver="full")), ("knn", SkKNN(algorithm="brute"))])
@@ -135,22 +144,30 @@ def test_pca_k_choice_is_gridsearchcv_pipeline_choice(backend, name):
     # scores must agree as for the raw kNN. The two grids list the settings in different
     # orders (pipeline step names sort differently), so settings are matched by value, and
     # ties between settings may be broken differently: the chosen score must be the best.
-    sk_mean = {(p["pca__n_components"], p["knn__n_neighbors"], p["knn__weights"]): m
-               for p, m in zip(sk.cv_results_["params"], sk.cv_results_["mean_test_score"])}
-    ours = {(p["n_components"], p["n_neighbors"], p["weights"]): m
-            for p, m in zip(clf.cv_results_["params"], clf.cv_results_["mean_test_score"])}
+    sk_mean = {
+        (p["pca__n_components"], p["knn__n_neighbors"], p["knn__weights"]): m
+        for p, m in zip(sk.cv_results_["params"], sk.cv_results_["mean_test_score"])
+    }
+    ours = {
+        (p["n_components"], p["n_neighbors"], p["weights"]): m
+        for p, m in zip(clf.cv_results_["params"], clf.cv_results_["mean_test_score"])
+    }
     assert ours.keys() == sk_mean.keys()
     np.testing.assert_allclose([ours[s] for s in sk_mean], list(sk_mean.values()), rtol=0, atol=1e-12)
     assert clf.best_score_ == pytest.approx(sk.best_score_, abs=1e-12)
-    first = [p for p, m in zip(clf.cv_results_["params"], clf.cv_results_["mean_test_score"])
-             if m == clf.best_score_][0]
+    first = [p for p, m in zip(clf.cv_results_["params"], clf.cv_results_["mean_test_score"]) if m == clf.best_score_][
+        0
+    ]
     assert clf.best_params_ == first  # ties: first in this estimator's ParameterGrid order
     pipe = clf.best_estimator_
     assert isinstance(pipe[0], gpuknn.PCA) and isinstance(pipe[-1], gpuknn.KNeighborsClassifier)
     assert pipe[0].n_components == clf.best_params_["n_components"]
-    ref = Pipeline([("pca", SkPCA(clf.best_params_["n_components"], svd_solver="full")),
-                    ("knn", SkKNN(clf.best_params_["n_neighbors"], weights=clf.best_params_["weights"],
-                                  algorithm="brute"))]).fit(X, y)
+    ref = Pipeline(
+        [
+            ("pca", SkPCA(clf.best_params_["n_components"], svd_solver="full")),
+            ("knn", SkKNN(clf.best_params_["n_neighbors"], weights=clf.best_params_["weights"], algorithm="brute")),
+        ]
+    ).fit(X, y)
     with threadpool_limits(1):
         want = ref.predict(X[::5])
     assert_xp(clf.predict(backend.asarray(X[::5])), want, backend)
@@ -158,20 +175,23 @@ def test_pca_k_choice_is_gridsearchcv_pipeline_choice(backend, name):
     assert_xp(idx[:, 0], np.arange(3), backend)
 
 
-@pytest.mark.parametrize("est,kwargs,match", [
-    (KNeighborsClassifierCV, {"n_neighbors": []}, "n_neighbors is empty"),
-    (KNeighborsClassifierCV, {"n_neighbors": [1, 200]}, "n_neighbors values must be at most 120"),
-    (KNeighborsClassifierCV, {"n_neighbors": [0]}, "n_neighbors must be in"),
-    (KNeighborsClassifierCV, {"n_neighbors": 2.5}, "n_neighbors must be a value or a sequence"),
-    (KNeighborsClassifierCV, {"scoring": "roc_auc"}, "scoring must be one of .* got 'roc_auc'"),
-    (KNeighborsClassifierCV, {"weights": ["uniform", "gaussian"]}, "weights must be .* 'gaussian'"),
-    (KNeighborsClassifierCV, {"metric": ["euclidean", "l7"]}, "unknown metric 'l7'"),
-    (KNeighborsClassifierCV, {"metric": "inner"}, "weights='distance' is undefined for metric='inner'"),
-    (KNeighborsClassifierCV, {"cv": "abc"}, "cv must be"),
-    (KNeighborsClassifierCV, {"cv": 1}, "cv must be in"),
-    (PCAKNeighborsClassifierCV, {"n_components": [2, 5]}, "n_components values must be at most 4"),
-    (PCAKNeighborsClassifierCV, {"n_components": ()}, "n_components is empty"),
-])
+@pytest.mark.parametrize(
+    "est,kwargs,match",
+    [
+        (KNeighborsClassifierCV, {"n_neighbors": []}, "n_neighbors is empty"),
+        (KNeighborsClassifierCV, {"n_neighbors": [1, 200]}, "n_neighbors values must be at most 120"),
+        (KNeighborsClassifierCV, {"n_neighbors": [0]}, "n_neighbors must be in"),
+        (KNeighborsClassifierCV, {"n_neighbors": 2.5}, "n_neighbors must be a value or a sequence"),
+        (KNeighborsClassifierCV, {"scoring": "roc_auc"}, "scoring must be one of .* got 'roc_auc'"),
+        (KNeighborsClassifierCV, {"weights": ["uniform", "gaussian"]}, "weights must be .* 'gaussian'"),
+        (KNeighborsClassifierCV, {"metric": ["euclidean", "l7"]}, "unknown metric 'l7'"),
+        (KNeighborsClassifierCV, {"metric": "inner"}, "weights='distance' is undefined for metric='inner'"),
+        (KNeighborsClassifierCV, {"cv": "abc"}, "cv must be"),
+        (KNeighborsClassifierCV, {"cv": 1}, "cv must be in"),
+        (PCAKNeighborsClassifierCV, {"n_components": [2, 5]}, "n_components values must be at most 4"),
+        (PCAKNeighborsClassifierCV, {"n_components": ()}, "n_components is empty"),
+    ],
+)
 def test_bad_settings_name_the_argument(est, kwargs, match):
     X, y = _data("iris")
     base = {"n_components": [1, 2]} if est is PCAKNeighborsClassifierCV else {}
@@ -186,7 +206,8 @@ def test_random_state_shuffles_int_cv_and_string_labels():
     labels = np.array(["setosa", "versicolor", "virginica"])[y]
     ours = KNeighborsClassifierCV([1, 7], weights="uniform", cv=4, random_state=3).fit(X, labels)
     with threadpool_limits(1):
-        sk = GridSearchCV(SkKNN(algorithm="brute"), {"n_neighbors": [1, 7]},
-                          cv=StratifiedKFold(4, shuffle=True, random_state=3)).fit(X, labels)
+        sk = GridSearchCV(
+            SkKNN(algorithm="brute"), {"n_neighbors": [1, 7]}, cv=StratifiedKFold(4, shuffle=True, random_state=3)
+        ).fit(X, labels)
     _same_results(ours, sk)
     assert list(ours.predict(X[::50])) == list(labels[::50])

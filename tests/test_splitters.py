@@ -75,7 +75,9 @@ def test_train_test_split(xp, to_xp):
     assert type(Xtr) is type(X)
     # rows stay aligned with their labels
     np.testing.assert_array_equal(to_numpy(Xte)[:, 0] / 2 % 4, yte)
-    np.testing.assert_array_equal(np.sort(np.concatenate([to_numpy(Xtr)[:, 0], to_numpy(Xte)[:, 0]])), np.arange(0, 40, 2))
+    np.testing.assert_array_equal(
+        np.sort(np.concatenate([to_numpy(Xtr)[:, 0], to_numpy(Xte)[:, 0]])), np.arange(0, 40, 2)
+    )
     assert sorted(np.bincount(yte).tolist()) == [1, 1, 2, 2]
     a = train_test_split(np.arange(10), random_state=5)
     b = train_test_split(np.arange(10), random_state=5)

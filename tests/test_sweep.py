@@ -11,8 +11,9 @@ def test_accumulated_p_sweep_equals_recompute_per_p(xp, to_xp, metric):
     rng = np.random.default_rng(0)
     Ztr, Zte = rng.normal(size=(150, 12)), rng.normal(size=(40, 12))
     ps = [3, 4, 7, 12]  # correlation needs p >= 3 to be tie-free (p = 2 gives only +-1)
-    res = neighbors_for_p_sweep(to_xp(Ztr), to_xp(Zte), ps, 6, metric=metric,
-                                working_memory=150 * 18 * 7)  # several query tiles
+    res = neighbors_for_p_sweep(
+        to_xp(Ztr), to_xp(Zte), ps, 6, metric=metric, working_memory=150 * 18 * 7
+    )  # several query tiles
     for p in ps:
         d0, i0 = kneighbors(Zte[:, :p], Ztr[:, :p], 6, metric=metric)
         d, i = res[p]
@@ -41,8 +42,9 @@ def test_one_pass_k_scores_equal_separate_classifiers(xp, to_xp, weights):
     ks = [1, 2, 3, 5, 8, 13, 21]
     d, i = kneighbors(to_xp(X[te]), to_xp(X[tr]), max(ks), metric="correlation")
     labels = to_xp(y[tr][to_numpy(i)])
-    scores = score_many_k(labels, d, to_xp(y[te]), ks, n_classes=3, weights=[weights],
-                          scoring=["accuracy", "macro_f1"])[weights]
+    scores = score_many_k(
+        labels, d, to_xp(y[te]), ks, n_classes=3, weights=[weights], scoring=["accuracy", "macro_f1"]
+    )[weights]
     from sklearn.metrics import f1_score
 
     for j, k in enumerate(ks):

@@ -90,24 +90,24 @@ def test_numeric_header_names(tmp_path):
     assert d.X.shape == (4, 2) and d.y.tolist() == [2000, 1, 0, 1]
 
 
-@pytest.mark.parametrize("first,rest,expected", [
-    (["a", "b", "class"], [["1", "2", "x"]], True),          # names over numbers
-    (["1990", "1991", "label"], [["0.5", "0.7", "cat"]], True),  # int names over floats
-    (["1", "2", "2000"], [["0.5", "0.7", "cat"]], True),     # numeric name over text labels
-    (["1", "2", "cat"], [["3", "4", "dog"]], False),          # data: same kinds
-    (["3", "2.5", "x"], [["2.5", "3.1", "y"], ["1.5", "0.5", "x"]], False),  # one int in floats
-    (["", "2", "x"], [["1", "3", "y"]], False),              # a missing first field is no name
-    (["1.5", "2"], [], False),
-])
+@pytest.mark.parametrize(
+    "first,rest,expected",
+    [
+        (["a", "b", "class"], [["1", "2", "x"]], True),  # names over numbers
+        (["1990", "1991", "label"], [["0.5", "0.7", "cat"]], True),  # int names over floats
+        (["1", "2", "2000"], [["0.5", "0.7", "cat"]], True),  # numeric name over text labels
+        (["1", "2", "cat"], [["3", "4", "dog"]], False),  # data: same kinds
+        (["3", "2.5", "x"], [["2.5", "3.1", "y"], ["1.5", "0.5", "x"]], False),  # one int in floats
+        (["", "2", "x"], [["1", "3", "y"]], False),  # a missing first field is no name
+        (["1.5", "2"], [], False),
+    ],
+)
 def test_detect_header_rule(first, rest, expected):
     assert detect_header(first, rest) is expected
 
 
 def test_quoted_fields_with_delimiters_inside(tmp_path):
-    text = ('x,y,"kind, long"\n'
-            '1.0,"2.5","a, b"\n'
-            '" 3.0 ",4.5,"say ""hi"""\n'
-            '5.0,6.5,"a, b"\n')
+    text = 'x,y,"kind, long"\n1.0,"2.5","a, b"\n" 3.0 ",4.5,"say ""hi"""\n5.0,6.5,"a, b"\n'
     d = read_delimited(_write(tmp_path / "q.csv", text))
     assert d.feature_names == ["x", "y"] and d.target_name == "kind, long"
     np.testing.assert_array_equal(d.X, [[1.0, 2.5], [3.0, 4.5], [5.0, 6.5]])
@@ -270,8 +270,10 @@ def test_npz_with_and_without_test_split(tmp_path):
 
 
 def _keel_text(rows, extra=""):
-    head = ("% a comment\n@relation toy\n@attribute a real [0, 9]\n@attribute b real [0, 9]\n"
-            "@attribute Class {positive, negative}\n@inputs a, b\n@outputs Class\n@data\n")
+    head = (
+        "% a comment\n@relation toy\n@attribute a real [0, 9]\n@attribute b real [0, 9]\n"
+        "@attribute Class {positive, negative}\n@inputs a, b\n@outputs Class\n@data\n"
+    )
     return head + extra + "".join(f"{a}, {b}, {c}\n" for a, b, c in rows)
 
 
@@ -326,9 +328,10 @@ def test_idx_directory(tmp_path, gz):
         load_dataset(tmp_path / "idx")
 
 
-@pytest.mark.parametrize("name,shape,n_classes", [
-    ("iris", (150, 4), 3), ("wine", (178, 13), 3), ("breast_cancer", (569, 30), 2),
-    ("digits", (1797, 64), 10)])
+@pytest.mark.parametrize(
+    "name,shape,n_classes",
+    [("iris", (150, 4), 3), ("wine", (178, 13), 3), ("breast_cancer", (569, 30), 2), ("digits", (1797, 64), 10)],
+)
 def test_bundled_sets(name, shape, n_classes):
     ds = load_dataset(name)
     n = len(ds.y_train) + len(ds.y_test)
@@ -341,8 +344,11 @@ def test_bundled_sets(name, shape, n_classes):
 def test_bundled_names_and_unknown_name():
     assert load_dataset("Breast-Cancer").class_names == ["malignant", "benign"]
     assert load_dataset("iris").class_names == ["setosa", "versicolor", "virginica"]
-    with pytest.raises(InvalidInputError, match="'mnist' is neither a file nor a named data set; "
-                       "named sets: fashion-mnist, breast_cancer, digits, iris, wine"):
+    with pytest.raises(
+        InvalidInputError,
+        match="'mnist' is neither a file nor a named data set; "
+        "named sets: fashion-mnist, breast_cancer, digits, iris, wine",
+    ):
         load_dataset("mnist")
     with pytest.raises(InvalidInputError, match="defines its own target"):
         load_dataset("iris", target=0)
@@ -452,8 +458,11 @@ def test_dataset_identity_and_sha256(tmp_path):
     a, b = load_dataset(f), load_dataset(f)
     assert a.sha256 == b.sha256 and len(a.sha256) == 64
     ident = json.loads(json.dumps(a.identity()))
-    assert ident == {"source": str(f.absolute()), "sha256": a.sha256,
-                     "shapes": {"X_train": [30, 3], "y_train": [30], "X_test": [10, 3], "y_test": [10]}}
+    assert ident == {
+        "source": str(f.absolute()),
+        "sha256": a.sha256,
+        "shapes": {"X_train": [30, 3], "y_train": [30], "X_test": [10, 3], "y_test": [10]},
+    }
     assert load_dataset(f, dtype="float32").sha256 != a.sha256
     X2 = X.copy()
     X2[0, 0] += 1e-9

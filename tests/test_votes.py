@@ -12,8 +12,7 @@ def test_votes_for_many_k_equal_one_k_at_a_time(xp, to_xp):
     dist[:5, :2] = 0.0  # exact matches decide alone
     ks = [1, 2, 5, 8, 15]
     for weights in ("uniform", "distance"):
-        many = to_numpy(votes_for_many_k(to_xp(labels), ks, n_classes=4, distances=to_xp(dist),
-                                         weights=weights))
+        many = to_numpy(votes_for_many_k(to_xp(labels), ks, n_classes=4, distances=to_xp(dist), weights=weights))
         for row, k in enumerate(ks):
             if weights == "uniform":
                 w = np.ones((200, k))
@@ -83,10 +82,18 @@ def test_bounds_send_open_rows_to_refine(xp, to_xp):
         asked.append(to_numpy(rows))
         return xp.take(to_xp(exact), rows, axis=0)
 
-    pred = to_numpy(votes_for_many_k(to_xp(labels), [3, 5], n_classes=2, distances=to_xp(approx),
-                                     weights="distance", bounds=(to_xp(lo), to_xp(hi)), refine=refine))
-    want = to_numpy(votes_for_many_k(to_xp(labels), [3, 5], n_classes=2, distances=to_xp(exact),
-                                     weights="distance"))
+    pred = to_numpy(
+        votes_for_many_k(
+            to_xp(labels),
+            [3, 5],
+            n_classes=2,
+            distances=to_xp(approx),
+            weights="distance",
+            bounds=(to_xp(lo), to_xp(hi)),
+            refine=refine,
+        )
+    )
+    want = to_numpy(votes_for_many_k(to_xp(labels), [3, 5], n_classes=2, distances=to_xp(exact), weights="distance"))
     np.testing.assert_array_equal(pred, want)
     assert asked and 0 < asked[0].size < 300  # only the open rows
 
@@ -103,9 +110,18 @@ def test_vote_arguments_are_validated(backend, fn):
         (dict(neighbor_labels=a(np.array([[0, -1, 1], [1, 0, 0]]))), r"neighbor_labels .*\[-1, 1\]"),
         (dict(neighbor_labels=a(np.array([[0, 2, 1], [1, 0, 0]]))), r"neighbor_labels .*\[0, 1\].*n_classes = 2"),
         (dict(neighbor_labels=a(np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]]))), "integer class indices"),
-        (dict(distances=a(np.array([[0.1, np.nan, 0.3], [0.1, 0.5, 0.6]])), weights="distance"), "distances contain NaN"),
-        (dict(distances=a(np.array([[-0.1, 0.2, 0.3], [0.1, 0.5, 0.6]])), weights="distance"), "distances must be >= 0"),
-        (dict(distances=a(np.array([[0.1, 0.2], [0.1, 0.5]])), weights="distance"), r"shape of neighbor_labels \(2, 3\)"),
+        (
+            dict(distances=a(np.array([[0.1, np.nan, 0.3], [0.1, 0.5, 0.6]])), weights="distance"),
+            "distances contain NaN",
+        ),
+        (
+            dict(distances=a(np.array([[-0.1, 0.2, 0.3], [0.1, 0.5, 0.6]])), weights="distance"),
+            "distances must be >= 0",
+        ),
+        (
+            dict(distances=a(np.array([[0.1, 0.2], [0.1, 0.5]])), weights="distance"),
+            r"shape of neighbor_labels \(2, 3\)",
+        ),
         (dict(ks=[2.999]), r"ks must hold integers.*2\.999"),
         (dict(ks=[2.0]), r"ks must hold integers.*2\.0"),
         (dict(ks=[True]), "ks must hold integers.*True"),

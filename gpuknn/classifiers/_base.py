@@ -7,11 +7,10 @@ from typing import Any
 
 import array_api_compat
 import numpy as np
+from sklearn.base import ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
 
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
-from sklearn.base import ClassifierMixin
-
 from ..base import BaseEstimator, check_is_fitted, validate_data
 from ..errors import InvalidInputError
 from ..neighbors import PreparedReference
@@ -48,7 +47,8 @@ def encode_host(y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray, np.ndar
         warnings.warn(  # scikit-learn's behaviour and warning: accepted, but said
             "A column-vector y was passed when a 1d array was expected. Please change the "
             "shape of y to (n_samples,), for example using ravel().",
-            DataConversionWarning, stacklevel=3,
+            DataConversionWarning,
+            stacklevel=3,
         )
         y_host = y_host[:, 0]
     if y_host.ndim != 1:
@@ -70,8 +70,10 @@ def encode_host(y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     if y_host.dtype.kind == "O":
         kinds = {isinstance(v, str) for v in y_host.tolist()}
         if len(kinds) > 1:
-            raise InvalidInputError("Mix of label input types (string and number) in y; "
-                                    "give every label as a string or every label as a number")
+            raise InvalidInputError(
+                "Mix of label input types (string and number) in y; "
+                "give every label as a string or every label as a number"
+            )
     classes, first, codes, counts = np.unique(y_host, return_index=True, return_inverse=True, return_counts=True)
     return classes, codes.astype(np.int64).reshape(-1), counts.astype(np.int64), first
 
@@ -104,8 +106,7 @@ class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
         self._fit_method = resolve_algorithm(algorithm, xp, metric, self.n_features_in_)
         self._tree = build_tree(self._fit_X, name="X") if self._fit_method == "kd_tree" else None
         # Brute force: prepare the training rows once here, not at every predict.
-        self._ref = (PreparedReference(self._fit_X, metric=metric, name="X")
-                     if self._fit_method == "brute" else None)
+        self._ref = PreparedReference(self._fit_X, metric=metric, name="X") if self._fit_method == "brute" else None
 
     def _search(self, X: Any, k: int) -> tuple[Any, Any]:
         """``(distances, indices)`` of the k nearest training rows of validated X."""
@@ -115,8 +116,13 @@ class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
     def _neighbors(self, X: Any, k: int) -> Any:
         """The :class:`~gpuknn.neighbors.Neighbors` of validated X (exact decisions need it)."""
         return neighbors(
-            X, self._ref if self._ref is not None else self._fit_X, k, metric=self.metric,
-            algorithm=self._fit_method, working_memory=self.working_memory, tree=self._tree,
+            X,
+            self._ref if self._ref is not None else self._fit_X,
+            k,
+            metric=self.metric,
+            algorithm=self._fit_method,
+            working_memory=self.working_memory,
+            tree=self._tree,
             names=("X", "X"),
         )
 
@@ -128,8 +134,7 @@ class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
     def _check_query(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "_fit_X")
         xp = array_namespace(self._fit_X)
-        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype,
-                          device=device_of(self._fit_X))
+        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype, device=device_of(self._fit_X))
         return X, xp
 
     def _decode(self, class_index: Any) -> Any:

@@ -26,7 +26,8 @@ unit-normalised rows for ``cosine``; centred unit-normalised rows for ``correlat
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .._backend import array_namespace, device_of
 from ..errors import InvalidInputError
@@ -168,8 +169,14 @@ class CDNNClassifier(NeighborsClassifierMixin):
     array([1])
     """
 
-    def __init__(self, n_neighbors: int = 5, *, metric: str = "euclidean", algorithm: str = "auto",
-                 working_memory: int | None = None):
+    def __init__(
+        self,
+        n_neighbors: int = 5,
+        *,
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
         self.n_neighbors = n_neighbors
         self.metric = metric
         self.algorithm = algorithm
@@ -178,7 +185,7 @@ class CDNNClassifier(NeighborsClassifierMixin):
     def _n_confident(self) -> Any:
         return -1
 
-    def fit(self, X: Any, y: Any) -> "CDNNClassifier":
+    def fit(self, X: Any, y: Any) -> CDNNClassifier:
         """Store the validated training data and encode the labels."""
         check_metric(self.metric)
         self._fit_data(X, y)
@@ -192,8 +199,14 @@ class CDNNClassifier(NeighborsClassifierMixin):
         X, xp = self._check_query(X)
         _, idx = self._search(X, self.n_neighbors)
         pred = centroid_displacement_predict(
-            X, self._fit_X, self._y, idx, n_classes=int(self.classes_.shape[0]),
-            ks=[self.n_neighbors], n_confident=self._n_confident(), metric=self.metric,
+            X,
+            self._fit_X,
+            self._y,
+            idx,
+            n_classes=int(self.classes_.shape[0]),
+            ks=[self.n_neighbors],
+            n_confident=self._n_confident(),
+            metric=self.metric,
         )
         return self._decode(pred[0, :])
 
@@ -219,8 +232,15 @@ class ECDNNClassifier(CDNNClassifier):
     array([0, 1])
     """
 
-    def __init__(self, n_neighbors: int = 5, *, n_confident: int | None = 2, metric: str = "euclidean",
-                 algorithm: str = "auto", working_memory: int | None = None):
+    def __init__(
+        self,
+        n_neighbors: int = 5,
+        *,
+        n_confident: int | None = 2,
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
         super().__init__(n_neighbors, metric=metric, algorithm=algorithm, working_memory=working_memory)
         self.n_confident = n_confident
 

@@ -71,15 +71,13 @@ class NearestCentroid(NeighborsClassifierMixin):
     def __init__(self, *, metric: str = "euclidean"):
         self.metric = metric
 
-    def fit(self, X: Any, y: Any) -> "NearestCentroid":
+    def fit(self, X: Any, y: Any) -> NearestCentroid:
         """Compute the class means."""
         check_metric(self.metric)
         self._fit_data(X, y)
         n_classes = int(self.classes_.shape[0])
         if n_classes < 2:
-            raise InvalidInputError(
-                f"NearestCentroid needs at least 2 classes, got {n_classes} class(es)"
-            )
+            raise InvalidInputError(f"NearestCentroid needs at least 2 classes, got {n_classes} class(es)")
         self.centroids_, _ = class_means(self._fit_X, self._y, n_classes)
         return self
 

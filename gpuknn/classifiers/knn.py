@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..votes import vote_counts, votes_for_many_k
 from ..ops.distance import check_metric
+from ..votes import vote_counts, votes_for_many_k
 from ._base import NeighborsClassifierMixin, check_n_neighbors
 
 __all__ = ["KNeighborsClassifier"]
@@ -65,7 +65,7 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
         self.algorithm = algorithm
         self.working_memory = working_memory
 
-    def fit(self, X: Any, y: Any) -> "KNeighborsClassifier":
+    def fit(self, X: Any, y: Any) -> KNeighborsClassifier:
         """Store the training data (validated) and encode the labels."""
         check_metric(self.metric)
         if self.weights not in ("uniform", "distance"):
@@ -104,8 +104,9 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
         nb = self._neighbors(X, self.n_neighbors)
         labels = self._labels_of(nb.indices, xp)
         extra = nb.vote_args() if self.weights == "distance" else {}
-        pred = votes_for_many_k(labels, [self.n_neighbors], n_classes=int(self.classes_.shape[0]),
-                                weights=self.weights, **extra)
+        pred = votes_for_many_k(
+            labels, [self.n_neighbors], n_classes=int(self.classes_.shape[0]), weights=self.weights, **extra
+        )
         return self._decode(pred[0, :])
 
     def predict_proba(self, X: Any) -> Any:

@@ -6,10 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, device_of, from_numpy, to_numpy
-from ..errors import InvalidInputError
-from .._backend import default_working_memory
+from .._backend import array_namespace, default_working_memory, device_of, from_numpy, to_numpy
 from .._delegation import sqdist64
+from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.radius import radius_votes
 from ..votes import exact_winner
@@ -113,7 +112,7 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
         self.algorithm = algorithm
         self.working_memory = working_memory
 
-    def fit(self, X: Any, y: Any) -> "RadiusNeighborsClassifier":
+    def fit(self, X: Any, y: Any) -> RadiusNeighborsClassifier:
         """Store the validated training data; resolve the outlier label."""
         check_metric(self.metric)
         if self.metric == "inner":
@@ -145,9 +144,7 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
         numeric_classes = classes.dtype.kind in "biuf"
         numeric_label = isinstance(label, (int, float, np.number)) and not isinstance(label, bool)
         if numeric_classes != numeric_label:
-            raise InvalidInputError(
-                f"outlier_label {label!r} has a different type from the classes {classes[:5]!r}"
-            )
+            raise InvalidInputError(f"outlier_label {label!r} has a different type from the classes {classes[:5]!r}")
         return label
 
     def _votes(self, X: Any) -> tuple[Any, Any, Any]:
@@ -160,8 +157,7 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
         n_fit = self.n_samples_fit_
         wm = self.working_memory if self.working_memory is not None else default_working_memory(xp)
         rows = max(1, min(X.shape[0], int(wm) // max(1, n_fit * 80)))  # ~10 float64 tiles
-        counts, winners = radius_votes(X, self._ref.reference, self._onehot, radius, self.weights,
-                                       rows_per_block=rows)
+        counts, winners = radius_votes(X, self._ref.reference, self._onehot, radius, self.weights, rows_per_block=rows)
         return counts, winners, xp
 
     def _votes_kdtree(self, X: Any) -> tuple[Any, Any]:

@@ -16,8 +16,7 @@ import errno
 import importlib
 import sys
 
-from ..errors import (CorruptDataError, DataNotFoundError, GpuknnError, InvalidInputError,
-                      RunDirError)
+from ..errors import CorruptDataError, DataNotFoundError, GpuknnError, InvalidInputError, RunDirError
 
 # sub-command name -> module (relative to this package)
 COMMANDS = {
@@ -34,16 +33,33 @@ EXIT_CODES = {
     1: "unexpected internal error (a traceback is printed)",
     2: "bad arguments or data (one line on stderr)",
     3: "run-directory or file-system fault: --out unusable or in use, disk full,\n"
-       "       read-only, permission (one line naming the path and the cause)",
+    "       read-only, permission (one line naming the path and the cause)",
     4: "results written, but some figure could not be (one line on stderr)",
     130: "interrupted (Ctrl-C)",
 }
 _EPILOG = "exit codes:\n" + "\n".join(f"  {code:<4} {text}" for code, text in EXIT_CODES.items())
 
 # file-system errors reported as exit code 3 even when they come unwrapped
-_FS_ERRNOS = frozenset(getattr(errno, name) for name in (
-    "ENOSPC", "EACCES", "EPERM", "EROFS", "ENOTDIR", "EISDIR", "EEXIST", "EDQUOT", "EIO",
-    "ENAMETOOLONG", "ELOOP", "EMFILE", "ENFILE", "EFBIG") if hasattr(errno, name))
+_FS_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in (
+        "ENOSPC",
+        "EACCES",
+        "EPERM",
+        "EROFS",
+        "ENOTDIR",
+        "EISDIR",
+        "EEXIST",
+        "EDQUOT",
+        "EIO",
+        "ENAMETOOLONG",
+        "ELOOP",
+        "EMFILE",
+        "ENFILE",
+        "EFBIG",
+    )
+    if hasattr(errno, name)
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, mod in COMMANDS.items():
+    for mod in COMMANDS.values():
         try:
             module = importlib.import_module(mod, __name__)
         except ModuleNotFoundError as exc:

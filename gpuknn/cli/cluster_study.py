@@ -62,8 +62,13 @@ def run(args: argparse.Namespace) -> int:
     xp = resolve_device(args.device)
     progress = None if args.quiet else (lambda msg: print(f"[cluster-study] {msg}", file=sys.stderr))
     result = run_cluster_study(
-        seed=args.seed, k_max=args.k_max, n_per_group=args.n_per_group,
-        B_gap=args.b_gap, B_null=args.b_null, xp=xp, progress=progress,
+        seed=args.seed,
+        k_max=args.k_max,
+        n_per_group=args.n_per_group,
+        B_gap=args.b_gap,
+        B_null=args.b_null,
+        xp=xp,
+        progress=progress,
     )
     paths = write_outputs(result, Path(args.out))
     if not args.quiet:
@@ -71,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
         for name, k in result["chosen_k"].items():
             print(f"  {name:24s} {k}")
         t = result["structure_test"]
-        print(f"structure test (K={t['k']}, B={t['B']}): p(within-SS) = {t['p_within_ss']:.3g}, p(Gamma) = {t['p_gamma']:.3g}")
+        print(
+            f"structure test (K={t['k']}, B={t['B']}): p(within-SS) = {t['p_within_ss']:.3g}, "
+            f"p(Gamma) = {t['p_gamma']:.3g}"
+        )
         print(f"wrote {len(paths)} files to {args.out}")
     return 0

@@ -37,17 +37,11 @@ from ..errors import InvalidInputError
 from ..metrics import accuracy_score, positive_class_report, precision_recall_fscore_support
 from ..model_selection import StratifiedKFold, train_test_split
 from ..ops.distance import METRICS
+from ._args import positive_int
 
 __all__ = ["add_parser", "run", "evaluate_file"]
 
 _RATIOS = ("precision", "recall", "macro_precision", "macro_recall", "accuracy", "macro_f1")
-
-
-def _positive_int(text: str) -> int:
-    v = int(text)
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return v
 
 
 def _fraction(text: str) -> float:
@@ -65,22 +59,34 @@ def add_parser(sub: Any) -> None:
         "precision, recall of the positive class (the first class of the file), macro "
         "precision/recall, accuracy and macro-F1.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="KEEL .dat, CSV/TSV/text, .npy, .npz, IDX directory, or a named set "
-                   "(iris, wine, breast_cancer, digits, fashion-mnist)")
-    p.add_argument("--target", default=None, metavar="COL",
-                   help="class column of a CSV (name, else 0-based index) or .npy (index); "
-                   "default the last column")
-    p.add_argument("--k", type=_positive_int, default=5, help="number of neighbours (default 5)")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="KEEL .dat, CSV/TSV/text, .npy, .npz, IDX directory, or a named set "
+        "(iris, wine, breast_cancer, digits, fashion-mnist)",
+    )
+    p.add_argument(
+        "--target",
+        default=None,
+        metavar="COL",
+        help="class column of a CSV (name, else 0-based index) or .npy (index); default the last column",
+    )
+    p.add_argument("--k", type=positive_int, default=5, help="number of neighbours (default 5)")
     p.add_argument("--holdout", type=_fraction, default=0.3, help="test fraction (default 0.3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
     p.add_argument("--metric", choices=list(METRICS), default="euclidean")
     p.add_argument("--weights", choices=["uniform", "distance"], default="uniform")
-    p.add_argument("--cv", type=_positive_int, default=None, metavar="K",
-                   help="stratified K-fold CV instead of the hold-out (ratios averaged over folds, "
-                   "counts summed)")
-    p.add_argument("--drop-missing", action="store_true",
-                   help="drop rows with missing or non-finite values ('', ?, NA, nan, inf)")
+    p.add_argument(
+        "--cv",
+        type=positive_int,
+        default=None,
+        metavar="K",
+        help="stratified K-fold CV instead of the hold-out (ratios averaged over folds, counts summed)",
+    )
+    p.add_argument(
+        "--drop-missing", action="store_true", help="drop rows with missing or non-finite values ('', ?, NA, nan, inf)"
+    )
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="cpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
@@ -95,8 +101,11 @@ def _load(path: str, args: argparse.Namespace) -> tuple[Any, np.ndarray, np.ndar
     if data.X_test is not None:
         X, y = np.concatenate([X, data.X_test]), np.concatenate([y, data.y_test])
     if data.n_dropped:
-        print(f"gpuknn evaluate: {path}: dropped {data.n_dropped} row(s) with missing or "
-              f"non-finite values, {X.shape[0]} left", file=sys.stderr)
+        print(
+            f"gpuknn evaluate: {path}: dropped {data.n_dropped} row(s) with missing or "
+            f"non-finite values, {X.shape[0]} left",
+            file=sys.stderr,
+        )
     return data, X, y
 
 
@@ -104,10 +113,16 @@ def _scores(y_true: np.ndarray, y_pred: np.ndarray, pos_label: Any) -> dict:
     rep = positive_class_report(y_true, y_pred, pos_label=pos_label)
     mp, mr, mf, _ = precision_recall_fscore_support(y_true, y_pred, average="macro")
     return {
-        "tp": int(rep["tp"]), "fp": int(rep["fp"]), "tn": int(rep["tn"]), "fn": int(rep["fn"]),
-        "precision": float(rep["precision"]), "recall": float(rep["recall"]),
-        "macro_precision": float(mp), "macro_recall": float(mr),
-        "accuracy": float(accuracy_score(y_true, y_pred)), "macro_f1": float(mf),
+        "tp": int(rep["tp"]),
+        "fp": int(rep["fp"]),
+        "tn": int(rep["tn"]),
+        "fn": int(rep["fn"]),
+        "precision": float(rep["precision"]),
+        "recall": float(rep["recall"]),
+        "macro_precision": float(mp),
+        "macro_recall": float(mr),
+        "accuracy": float(accuracy_score(y_true, y_pred)),
+        "macro_f1": float(mf),
     }
 
 
@@ -123,12 +138,20 @@ def evaluate_file(path: str, args: argparse.Namespace, xp: Any) -> dict:
     """Scores of one file (see the module docstring) as a JSON-ready dict."""
     data, X, y = _load(path, args)
     pos = data.class_order[0]
-    out = {"file": path, "source": data.source, "relation": data.name, "n_samples": int(X.shape[0]),
-           "n_dropped": int(data.n_dropped), "n_features": int(X.shape[1]),
-           "target": data.target_name, "positive_class": str(pos), "k": args.k, "metric": args.metric}
+    out = {
+        "file": path,
+        "source": data.source,
+        "relation": data.name,
+        "n_samples": int(X.shape[0]),
+        "n_dropped": int(data.n_dropped),
+        "n_features": int(X.shape[1]),
+        "target": data.target_name,
+        "positive_class": str(pos),
+        "k": args.k,
+        "metric": args.metric,
+    }
     if args.cv is None:
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.holdout,
-                                              random_state=args.seed, stratify=y)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.holdout, random_state=args.seed, stratify=y)
         out.update(protocol=f"hold-out {1 - args.holdout:.0%}/{args.holdout:.0%}", n_test=int(len(yte)))
         out.update(_scores(yte, _fit_predict(Xtr, ytr, Xte, args, xp), pos))
         return out
@@ -136,8 +159,7 @@ def evaluate_file(path: str, args: argparse.Namespace, xp: Any) -> dict:
         _scores(y[te], _fit_predict(X[tr], y[tr], X[te], args, xp), pos)
         for tr, te in StratifiedKFold(args.cv, shuffle=True, random_state=args.seed).split(X, y)
     ]
-    out.update(protocol=f"stratified {args.cv}-fold CV (counts summed, ratios averaged)",
-               n_test=int(X.shape[0]))
+    out.update(protocol=f"stratified {args.cv}-fold CV (counts summed, ratios averaged)", n_test=int(X.shape[0]))
     for key in ("tp", "fp", "tn", "fn"):
         out[key] = int(sum(f[key] for f in folds))
     for key in _RATIOS:
@@ -146,13 +168,24 @@ def evaluate_file(path: str, args: argparse.Namespace, xp: Any) -> dict:
 
 
 def _table(rows: list[dict]) -> str:
-    head = ["file", "n", "pos", "TP", "FP", "TN", "FN", "prec", "recall", "macroP", "macroR",
-            "acc", "macroF1"]
-    body = [[Path(r["file"]).name, str(r["n_samples"]), r["positive_class"], str(r["tp"]), str(r["fp"]),
-             str(r["tn"]), str(r["fn"])] + [f"{r[k]:.4f}" for k in _RATIOS] for r in rows]
+    head = ["file", "n", "pos", "TP", "FP", "TN", "FN", "prec", "recall", "macroP", "macroR", "acc", "macroF1"]
+    body = [
+        [
+            Path(r["file"]).name,
+            str(r["n_samples"]),
+            r["positive_class"],
+            str(r["tp"]),
+            str(r["fp"]),
+            str(r["tn"]),
+            str(r["fn"]),
+        ]
+        + [f"{r[k]:.4f}" for k in _RATIOS]
+        for r in rows
+    ]
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
     fmt = lambda cells: "  ".join(  # noqa: E731
-        c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+    )
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(b) for b in body])
 
 
@@ -163,8 +196,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     first = rows[0]
-    print(f"kNN k={args.k} metric={args.metric} weights={args.weights}, {first['protocol']}, "
-          f"seed {args.seed}; positive class = first class of each file")
+    print(
+        f"kNN k={args.k} metric={args.metric} weights={args.weights}, {first['protocol']}, "
+        f"seed {args.seed}; positive class = first class of each file"
+    )
     print(_table(rows))
     sys.stdout.flush()
     return 0

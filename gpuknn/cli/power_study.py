@@ -27,16 +27,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "errors against eps."
         ),
     )
-    p.add_argument("--out", type=Path, default=Path("results/power_study"),
-                   help="output directory (default: results/power_study)")
-    p.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto",
-                   help="array backend: auto (GPU when available), cpu, gpu")
+    p.add_argument(
+        "--out", type=Path, default=Path("results/power_study"), help="output directory (default: results/power_study)"
+    )
+    p.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        help="array backend: auto (GPU when available), cpu, gpu",
+    )
     p.add_argument("--n-eps", type=int, default=50, help="number of gaps (default 50)")
     p.add_argument("--eps-min", type=float, default=1e-4, help="smallest gap (default 1e-4)")
     p.add_argument("--eps-max", type=float, default=1.0, help="largest gap (default 1)")
     p.add_argument("--draws", type=int, default=20, help="matrices per gap (default 20)")
-    p.add_argument("--max-iter", type=int, default=500_000,
-                   help="iteration limit per eigenpair (default 500000)")
+    p.add_argument("--max-iter", type=int, default=500_000, help="iteration limit per eigenpair (default 500000)")
     p.add_argument("--tol", type=float, default=1e-7, help="stopping tolerance (default 1e-7)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -72,8 +76,14 @@ def _write_csv(path: Path, result) -> None:
         w.writerow(["eps", "eigenpair", "true_eigenvalue", *cols])
         for i, e in enumerate(result.eps):
             for j in range(result.true_eigenvalues.shape[1]):
-                w.writerow([repr(float(e)), j + 1, repr(float(result.true_eigenvalues[i, j])),
-                            *[repr(float(s[c][i, j])) for c in cols]])
+                w.writerow(
+                    [
+                        repr(float(e)),
+                        j + 1,
+                        repr(float(result.true_eigenvalues[i, j])),
+                        *[repr(float(s[c][i, j])) for c in cols],
+                    ]
+                )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,8 +102,14 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         result = power_study(
-            n_eps=args.n_eps, eps_min=args.eps_min, eps_max=args.eps_max, n_draws=args.draws,
-            max_iter=args.max_iter, tol=args.tol, random_state=args.seed, xp=xp,
+            n_eps=args.n_eps,
+            eps_min=args.eps_min,
+            eps_max=args.eps_max,
+            n_draws=args.draws,
+            max_iter=args.max_iter,
+            tol=args.tol,
+            random_state=args.seed,
+            xp=xp,
             callback=callback,
         )
     finally:
@@ -111,9 +127,11 @@ def run(args: argparse.Namespace) -> int:
         fig.savefig(out / name, dpi=120)
     if not args.quiet:
         conv = summary["converged_fraction"]
-        print(f"power study: {result.eps.size} gaps x {args.draws} draws in {seconds:.1f} s "
-              f"on {payload['backend']}; converged {conv.mean():.1%} of eigenpairs "
-              f"(top pair at smallest gap: {conv[0, 0]:.0%})", file=sys.stderr)
-        print(f"wrote {out}/power_study.json, power_study.csv, power_error.png, "
-              f"power_iterations.png", file=sys.stderr)
+        print(
+            f"power study: {result.eps.size} gaps x {args.draws} draws in {seconds:.1f} s "
+            f"on {payload['backend']}; converged {conv.mean():.1%} of eigenpairs "
+            f"(top pair at smallest gap: {conv[0, 0]:.0%})",
+            file=sys.stderr,
+        )
+        print(f"wrote {out}/power_study.json, power_study.csv, power_error.png, power_iterations.png", file=sys.stderr)
     return 0

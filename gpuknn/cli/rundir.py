@@ -24,8 +24,9 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..errors import RunDirError
 from ..model_selection.journal import Journal
@@ -72,8 +73,11 @@ class RunDirectory:
         path = self.path
         if path.exists() or path.is_symlink():
             if not path.is_dir():
-                raise RunDirError(path, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)),
-                                  f"{path}: exists and is not a directory (--out must be a directory)")
+                raise RunDirError(
+                    path,
+                    OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)),
+                    f"{path}: exists and is not a directory (--out must be a directory)",
+                )
             if not os.access(path, os.W_OK | os.X_OK):
                 raise RunDirError(path, OSError(errno.EACCES, os.strerror(errno.EACCES)))
             return
@@ -81,15 +85,21 @@ class RunDirectory:
         while not (parent.exists() or parent.is_symlink()):
             parent = parent.parent
         if not parent.is_dir():
-            raise RunDirError(parent, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)),
-                              f"{parent}: is not a directory, so {path} cannot be created there")
+            raise RunDirError(
+                parent,
+                OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)),
+                f"{parent}: is not a directory, so {path} cannot be created there",
+            )
         if not os.access(parent, os.W_OK | os.X_OK):
-            raise RunDirError(parent, OSError(errno.EACCES, os.strerror(errno.EACCES)),
-                              f"{parent}: {os.strerror(errno.EACCES)} (cannot create {path})")
+            raise RunDirError(
+                parent,
+                OSError(errno.EACCES, os.strerror(errno.EACCES)),
+                f"{parent}: {os.strerror(errno.EACCES)} (cannot create {path})",
+            )
 
     # -- lifetime --------------------------------------------------------------------------
 
-    def __enter__(self) -> "RunDirectory":
+    def __enter__(self) -> RunDirectory:
         self.check()
         try:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -117,7 +127,8 @@ class RunDirectory:
                     os.close(fd)
                 if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     raise RunDirError(
-                        self.path, exc,
+                        self.path,
+                        exc,
                         f"{self.path} is in use by another gpuknn run (pid {pid}); wait for it "
                         f"to finish or use another --out",
                     ) from None
@@ -155,8 +166,7 @@ class RunDirectory:
 
     # -- contents --------------------------------------------------------------------------
 
-    def open_journal(self, settings: dict, identity: dict | None = None, *,
-                     ignore: Iterable[str] = ()) -> Journal:
+    def open_journal(self, settings: dict, identity: dict | None = None, *, ignore: Iterable[str] = ()) -> Journal:
         """The run's :class:`~gpuknn.model_selection.journal.Journal` (``DIR/journal.jsonl``).
 
         Resuming refuses other data or other result-changing settings; a fresh start moves
@@ -164,8 +174,7 @@ class RunDirectory:
         """
         self._require_lock()
         try:
-            return Journal(self.path / JOURNAL_NAME, settings, identity=identity,
-                           resume=self.resume, ignore=ignore)
+            return Journal(self.path / JOURNAL_NAME, settings, identity=identity, resume=self.resume, ignore=ignore)
         except RunDirError:
             raise
         except OSError as exc:  # pragma: no cover - Journal wraps its own writes
@@ -204,8 +213,8 @@ class RunDirectory:
         """Write each figure as ``DIR/name`` (PNG), atomically; a failure does not stop the rest.
 
         ``figures`` maps file names to Matplotlib figures or to functions returning one (so
-        that a failure while drawing counts as that figure's failure). Returns ``{name: exception}`` of the figures not written (empty: all
-        written).
+        that a failure while drawing counts as that figure's failure). Returns
+        ``{name: exception}`` of the figures not written (empty: all written).
         """
         failures: dict[str, BaseException] = {}
         for name, fig in figures.items():

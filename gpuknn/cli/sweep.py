@@ -7,11 +7,11 @@ import argparse
 import platform
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import InvalidInputError
+from ._args import positive_int
 from .sweep_data import FASHION, add_data_arguments
 from .sweep_data import identity as _identity
 from .sweep_data import load as _load
@@ -49,18 +49,8 @@ def parse_int_list(text: str) -> list[int]:
     return sorted(out)
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
 def _folds(text: str) -> int:
-    v = _positive(text)
+    v = positive_int(text)
     if v < 2:
         raise argparse.ArgumentTypeError(f"cross-validation needs at least 2 folds, got {text!r}")
     return v
@@ -74,8 +64,7 @@ def parse_metrics(text: str) -> list[str]:
     ms = [m.strip() for m in text.split(",") if m.strip()]
     bad = [m for m in ms if m not in _METRICS]
     if not ms or bad:
-        raise argparse.ArgumentTypeError(
-            f"expected metrics among {', '.join(_METRICS)}, comma-separated, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected metrics among {', '.join(_METRICS)}, comma-separated, got {text!r}")
     return list(dict.fromkeys(ms))
 
 
@@ -95,34 +84,67 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    p.add_argument("--metric", type=parse_metrics, default=["correlation"],
-                   help="metric, or comma-separated metrics for CV to choose among "
-                   f"({', '.join(_METRICS)}; default correlation)")
-    p.add_argument("--scoring", choices=SCORINGS, default="accuracy",
-                   help="CV score that chooses the configuration (default accuracy)")
-    p.add_argument("--scale", choices=SCALES, default="none",
-                   help="feature scaling fitted on each training fold (default none)")
-    p.add_argument("--resample", default=None, metavar="SAMPLER",
-                   choices=[n for n in samplers if n[0].isupper() and n not in ("KNNScorer", "ResampledCVResult")],
-                   help="a gpuknn.resampling sampler applied to the training folds (imbalanced data), "
-                   "e.g. SMOTE, RandomUnderSampler, EditedNearestNeighbours")
+    p.add_argument(
+        "--metric",
+        type=parse_metrics,
+        default=["correlation"],
+        help=f"metric, or comma-separated metrics for CV to choose among ({', '.join(_METRICS)}; default correlation)",
+    )
+    p.add_argument(
+        "--scoring",
+        choices=SCORINGS,
+        default="accuracy",
+        help="CV score that chooses the configuration (default accuracy)",
+    )
+    p.add_argument(
+        "--scale", choices=SCALES, default="none", help="feature scaling fitted on each training fold (default none)"
+    )
+    p.add_argument(
+        "--resample",
+        default=None,
+        metavar="SAMPLER",
+        choices=[n for n in samplers if n[0].isupper() and n not in ("KNNScorer", "ResampledCVResult")],
+        help="a gpuknn.resampling sampler applied to the training folds (imbalanced data), "
+        "e.g. SMOTE, RandomUnderSampler, EditedNearestNeighbours",
+    )
     p.add_argument("--weights", choices=["both", "uniform", "distance"], default="both")
-    p.add_argument("--k", type=parse_int_list, default=None,
-                   help="k values of the (k, p) heatmap (default 1-30, at most the fold size)")
-    p.add_argument("--k-raw", type=parse_int_list, default=None,
-                   help="k values of the raw-feature sweep (Fashion-MNIST: 1-300; else 1-100)")
-    p.add_argument("--p", type=parse_int_list, default=None,
-                   help="PCA sizes (Fashion-MNIST: 1-15,20,25,30,40,50,60,70,80,100,115-715:100; "
-                   "else 1-15 then about 20 values up to the number of features)")
+    p.add_argument(
+        "--k",
+        type=parse_int_list,
+        default=None,
+        help="k values of the (k, p) heatmap (default 1-30, at most the fold size)",
+    )
+    p.add_argument(
+        "--k-raw",
+        type=parse_int_list,
+        default=None,
+        help="k values of the raw-feature sweep (Fashion-MNIST: 1-300; else 1-100)",
+    )
+    p.add_argument(
+        "--p",
+        type=parse_int_list,
+        default=None,
+        help="PCA sizes (Fashion-MNIST: 1-15,20,25,30,40,50,60,70,80,100,115-715:100; "
+        "else 1-15 then about 20 values up to the number of features)",
+    )
     p.add_argument("--folds", type=_folds, default=5, help="CV folds, at least 2 (default 5)")
     p.add_argument("--seed", type=int, default=0)
     add_data_arguments(p)
     p.add_argument("--skip-raw", action="store_true", help="skip the raw-feature k sweep")
-    p.add_argument("--working-memory", type=_positive, default=None, metavar="MIB",
-                   help="tile budget in MiB (default: 256 MiB on CPU, half the free GPU memory)")
+    p.add_argument(
+        "--working-memory",
+        type=positive_int,
+        default=None,
+        metavar="MIB",
+        help="tile budget in MiB (default: 256 MiB on CPU, half the free GPU memory)",
+    )
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    p.add_argument("--resume", action="store_true", help="reuse finished parts of DIR/journal.jsonl (refused for other data or "
-                   "settings); without it an existing journal is kept as journal.jsonl.N")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse finished parts of DIR/journal.jsonl (refused for other data or "
+        "settings); without it an existing journal is kept as journal.jsonl.N",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -165,7 +187,8 @@ def _validate(config, Xtr, ytr) -> None:
                 f"{option} values must be at most {upper} (the smallest training part of "
                 f"{config.folds} folds of {Xtr.shape[0]} rows"
                 + (f", and the {n_features} features" if option == "--p" else "")
-                + f"), got {max(values)}")
+                + f"), got {max(values)}"
+            )
 
 
 class _Progress:
@@ -183,9 +206,14 @@ class _Progress:
 
         if event == "stage":
             self.close()
-            self.bar = tqdm(total=info["total"], desc=info["name"], file=sys.stderr,
-                            unit="fold" if info["total"] > 1 else "step", leave=True,
-                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]{postfix}")
+            self.bar = tqdm(
+                total=info["total"],
+                desc=info["name"],
+                file=sys.stderr,
+                unit="fold" if info["total"] > 1 else "step",
+                leave=True,
+                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]{postfix}",
+            )
         elif event == "step" and self.bar is not None:
             self.bar.n = info["done"]
             self.bar.refresh()
@@ -216,15 +244,28 @@ def run(args) -> int:
     t_load = time.perf_counter() - t0
     weights = ["uniform", "distance"] if args.weights == "both" else [args.weights]
     grids = _grids(args, Xtr)
-    config = SweepConfig(metric=args.metric if len(args.metric) > 1 else args.metric[0],
-                         ks_raw=grids["ks_raw"], ks=grids["ks"], ps=grids["ps"],
-                         weights=weights, folds=args.folds, seed=args.seed,
-                         working_memory=None if args.working_memory is None else args.working_memory << 20,
-                         skip_raw=args.skip_raw, scoring=args.scoring, scale=args.scale,
-                         resample=args.resample)
+    config = SweepConfig(
+        metric=args.metric if len(args.metric) > 1 else args.metric[0],
+        ks_raw=grids["ks_raw"],
+        ks=grids["ks"],
+        ps=grids["ps"],
+        weights=weights,
+        folds=args.folds,
+        seed=args.seed,
+        working_memory=None if args.working_memory is None else args.working_memory << 20,
+        skip_raw=args.skip_raw,
+        scoring=args.scoring,
+        scale=args.scale,
+        resample=args.resample,
+    )
     _validate(config, Xtr, ytr)
-    settings = {**config_dict(config), "dtype": args.dtype, "device": args.device,
-                "n_train": int(Xtr.shape[0]), "n_test": int(Xte.shape[0])}
+    settings = {
+        **config_dict(config),
+        "dtype": args.dtype,
+        "device": args.device,
+        "n_train": int(Xtr.shape[0]),
+        "n_test": int(Xte.shape[0]),
+    }
     Xtr, Xte = from_numpy(Xtr, xp), from_numpy(Xte, xp)
 
     # 2. the run: DIR created and locked, journal opened (an old one moved aside), study
@@ -257,16 +298,25 @@ def run(args) -> int:
     if "raw" in res:
         for w in weights:
             m = np.asarray(res["raw"][w]["mean"])
-            print(f"raw features ({res['metric_best']}), {w:8s} votes: best CV {score} {m.max():.4f} "
-                  f"at k={res['raw']['ks'][int(m.argmax())]}")
-    print(f"chosen by CV: metric*={res['metric_best']}, k*={res['k_best']}, p*={res['p_best']}, "
-          f"weights*={res['weights_best']} (CV {score} {res['cv_score_best']:.4f})")
-    print(f"test set: accuracy {res['test_accuracy']:.4f}, macro-F1 {res['test_macro_f1']:.4f}, "
-          f"balanced accuracy {res['test_balanced_accuracy']:.4f}")
+            print(
+                f"raw features ({res['metric_best']}), {w:8s} votes: best CV {score} {m.max():.4f} "
+                f"at k={res['raw']['ks'][int(m.argmax())]}"
+            )
+    print(
+        f"chosen by CV: metric*={res['metric_best']}, k*={res['k_best']}, p*={res['p_best']}, "
+        f"weights*={res['weights_best']} (CV {score} {res['cv_score_best']:.4f})"
+    )
+    print(
+        f"test set: accuracy {res['test_accuracy']:.4f}, macro-F1 {res['test_macro_f1']:.4f}, "
+        f"balanced accuracy {res['test_balanced_accuracy']:.4f}"
+    )
     print(f"time: {res['seconds_total']:.1f} s total ({t_load:.1f} s loading data); results in {out}/")
     if failed:
-        print(f"gpuknn sweep: error: {len(failed)} figure(s) not written: {describe_failures(failed)}; "
-              f"the results are in {out / 'results.json'}", file=sys.stderr)
+        print(
+            f"gpuknn sweep: error: {len(failed)} figure(s) not written: {describe_failures(failed)}; "
+            f"the results are in {out / 'results.json'}",
+            file=sys.stderr,
+        )
         return EXIT_FIGURES
     return 0
 
@@ -275,8 +325,13 @@ def _versions(own: str) -> dict:
     import matplotlib
     import scipy
 
-    v = {"gpuknn": own, "numpy": np.__version__, "scipy": scipy.__version__,
-         "matplotlib": matplotlib.__version__, "python": platform.python_version()}
+    v = {
+        "gpuknn": own,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "matplotlib": matplotlib.__version__,
+        "python": platform.python_version(),
+    }
     try:
         import cupy
 
@@ -294,15 +349,20 @@ def _figures(res: dict) -> dict:
     figs = {}
     if "raw" in res:
         figs["accuracy_vs_k.png"] = lambda: sweep_plots.plot_accuracy_vs_k(
-            res["raw"], scoring=res.get("scoring", "accuracy"))
+            res["raw"], scoring=res.get("scoring", "accuracy")
+        )
     figs["variance_cumulative.png"] = lambda: pca_plots.plot_cumulative_variance(
-        np.asarray(res["variance"]["explained_variance_ratio"]))
+        np.asarray(res["variance"]["explained_variance_ratio"])
+    )
     figs["variance_components.png"] = lambda: pca_plots.plot_component_variance(
-        np.asarray(res["variance"]["explained_variance"]))
+        np.asarray(res["variance"]["explained_variance"])
+    )
     for w in res["heatmap"]["weights"]:
         figs[f"heatmap_{w}.png"] = lambda w=w: sweep_plots.plot_heatmap(res["heatmap"], w)
     b = res["best"]
     figs["confusion_matrix.png"] = lambda: sweep_plots.plot_confusion_matrix(
-        res["test"]["confusion_matrix"], res["class_names"],
-        title=f"Test set, k={b['k']}, p={b['p']}, {b['weights']} (accuracy {res['test_accuracy']:.4f})")
+        res["test"]["confusion_matrix"],
+        res["class_names"],
+        title=f"Test set, k={b['k']}, p={b['p']}, {b['weights']} (accuracy {res['test_accuracy']:.4f})",
+    )
     return figs

@@ -14,12 +14,18 @@ from pathlib import Path
 
 import numpy as np
 
+from ._args import positive_int
+
 __all__ = ["add_data_arguments", "load", "identity", "FASHION"]
 
 FASHION = "fashion-mnist"
 # The four files of Fashion-MNIST (each raw or .gz).
-_FASHION_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                  "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+_FASHION_FILES = (
+    "train-images-idx3-ubyte",
+    "train-labels-idx1-ubyte",
+    "t10k-images-idx3-ubyte",
+    "t10k-labels-idx1-ubyte",
+)
 
 
 def _test_size(text: str) -> float | int:
@@ -36,36 +42,49 @@ def _test_size(text: str) -> float | int:
 
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
     """The data options of ``gpuknn sweep``."""
-    p.add_argument("--data", default=FASHION, metavar="SOURCE",
-                   help="fashion-mnist (default), a CSV/TSV file, .npy/.npz, a KEEL .dat, an IDX "
-                   "directory, or digits|iris|wine|breast_cancer")
-    p.add_argument("--target", default=None, metavar="COLUMN",
-                   help="target column of a CSV/TSV (name or 0-based index; default the last) "
-                   "or of a .npy (index)")
-    p.add_argument("--test", default=None, metavar="FILE",
-                   help="the test set, a file of the same kind as --data")
-    p.add_argument("--test-size", type=_test_size, default=None, metavar="FRACTION|N",
-                   help="a stratified, seeded (--seed) hold-out of --data as the test set "
-                   "(default: the source's own test split, else 0.25)")
-    p.add_argument("--drop-missing", action="store_true",
-                   help="drop rows with missing or non-finite values (default: an error naming them)")
-    p.add_argument("--subset", type=_positive, default=None,
-                   help="use a stratified subset of N training rows (quick run)")
-    p.add_argument("--synthetic", type=_positive, default=None, metavar="N",
-                   help="use N synthetic Fashion-MNIST-like images instead of --data")
-    p.add_argument("--data-dir", default=None,
-                   help="directory with the four Fashion-MNIST IDX files (an error if they are not "
-                   "all there; default: the search path, see data/README.md)")
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+    p.add_argument(
+        "--data",
+        default=FASHION,
+        metavar="SOURCE",
+        help="fashion-mnist (default), a CSV/TSV file, .npy/.npz, a KEEL .dat, an IDX "
+        "directory, or digits|iris|wine|breast_cancer",
+    )
+    p.add_argument(
+        "--target",
+        default=None,
+        metavar="COLUMN",
+        help="target column of a CSV/TSV (name or 0-based index; default the last) or of a .npy (index)",
+    )
+    p.add_argument("--test", default=None, metavar="FILE", help="the test set, a file of the same kind as --data")
+    p.add_argument(
+        "--test-size",
+        type=_test_size,
+        default=None,
+        metavar="FRACTION|N",
+        help="a stratified, seeded (--seed) hold-out of --data as the test set "
+        "(default: the source's own test split, else 0.25)",
+    )
+    p.add_argument(
+        "--drop-missing",
+        action="store_true",
+        help="drop rows with missing or non-finite values (default: an error naming them)",
+    )
+    p.add_argument(
+        "--subset", type=positive_int, default=None, help="use a stratified subset of N training rows (quick run)"
+    )
+    p.add_argument(
+        "--synthetic",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="use N synthetic Fashion-MNIST-like images instead of --data",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="directory with the four Fashion-MNIST IDX files (an error if they are not "
+        "all there; default: the search path, see data/README.md)",
+    )
 
 
 def _data_directory(data_dir):
@@ -81,14 +100,13 @@ def _data_directory(data_dir):
         return datasets.find_fashion_mnist(None).absolute()
     d = Path(data_dir)
     if not d.is_dir():
-        raise DataNotFoundError(f"--data-dir {d}: " + ("not a directory" if d.exists()
-                                                       else "directory does not exist"))
-    missing = [s for s in _FASHION_FILES
-               if not ((d / s).is_file() or (d / (s + ".gz")).is_file())]
+        raise DataNotFoundError(f"--data-dir {d}: " + ("not a directory" if d.exists() else "directory does not exist"))
+    missing = [s for s in _FASHION_FILES if not ((d / s).is_file() or (d / (s + ".gz")).is_file())]
     if missing:
         raise DataNotFoundError(
             f"--data-dir {d}: missing {', '.join(missing)} (each raw or .gz); "
-            f"--data-dir never falls back to other directories")
+            f"--data-dir never falls back to other directories"
+        )
     return d.absolute()
 
 
@@ -101,14 +119,16 @@ def load(args):
 
     fashion = args.data.lower().replace("_", "-") == FASHION
     if args.data_dir is not None and (args.synthetic or not fashion):
-        raise InvalidInputError("--data-dir is for --data fashion-mnist only; give the file or "
-                                "directory itself as --data")
+        raise InvalidInputError(
+            "--data-dir is for --data fashion-mnist only; give the file or directory itself as --data"
+        )
     if args.synthetic and not fashion:
         raise InvalidInputError(f"--synthetic replaces the data; it cannot go with --data {args.data}")
     if args.synthetic:
         n_test = max(10, args.synthetic // 7)
         Xtr, ytr, Xte, yte = datasets.make_fashion_mnist_like(
-            args.synthetic - n_test, n_test, random_state=args.seed, dtype=args.dtype)
+            args.synthetic - n_test, n_test, random_state=args.seed, dtype=args.dtype
+        )
         names = [f"class {c}" for c in range(10)]
         source = f"synthetic ({args.synthetic} images, seed {args.seed})"
     elif fashion and args.test is None and args.test_size is None and args.target is None:
@@ -117,16 +137,21 @@ def load(args):
         names = list(datasets.FASHION_MNIST_CLASSES)
         source = f"Fashion-MNIST from {directory}"
     else:
-        ds = datasets.load_dataset(args.data, target=args.target, test=args.test,
-                                   test_size=args.test_size, random_state=args.seed,
-                                   data_dir=args.data_dir, dtype=args.dtype,
-                                   drop_missing=args.drop_missing)
+        ds = datasets.load_dataset(
+            args.data,
+            target=args.target,
+            test=args.test,
+            test_size=args.test_size,
+            random_state=args.seed,
+            data_dir=args.data_dir,
+            dtype=args.dtype,
+            drop_missing=args.drop_missing,
+        )
         Xtr, ytr, Xte, yte = ds.X_train, ds.y_train, ds.X_test, ds.y_test
         names = [str(c) for c in ds.class_names]
         source = ds.source + (f" ({ds.n_dropped} rows with missing values dropped)" if ds.n_dropped else "")
     if args.subset and args.subset < Xtr.shape[0]:
-        Xtr, _, ytr, _ = train_test_split(Xtr, ytr, train_size=args.subset, random_state=args.seed,
-                                          stratify=ytr)
+        Xtr, _, ytr, _ = train_test_split(Xtr, ytr, train_size=args.subset, random_state=args.seed, stratify=ytr)
         source += f", training subset of {args.subset} (seed {args.seed})"
     Xtr, Xte = (np.asarray(to_numpy(a), dtype=args.dtype) for a in (Xtr, Xte))
     ytr, yte = (np.asarray(to_numpy(a) if hasattr(a, "shape") else a) for a in (ytr, yte))

@@ -16,10 +16,9 @@ import warnings
 from typing import Any
 
 import numpy as np
-
-from .._backend import array_namespace, device_of, from_numpy
 from sklearn.base import ClusterMixin
 
+from .._backend import array_namespace, device_of, from_numpy
 from ..base import BaseEstimator, check_is_fitted, validate_data
 from ..errors import ConvergenceWarning, InvalidInputError
 from .kmeans import _sq_dists
@@ -79,7 +78,7 @@ class FuzzyCMeans(ClusterMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any = None) -> "FuzzyCMeans":
+    def fit(self, X: Any, y: Any = None) -> FuzzyCMeans:
         """Cluster X (n, d); returns self."""
         xp = array_namespace(X)
         X = validate_data(self, X, reset=True, xp=xp)
@@ -105,7 +104,7 @@ class FuzzyCMeans(ClusterMixin, BaseEstimator):
 
         converged = False
         it = 0
-        for it in range(1, int(self.max_iter) + 1):
+        for it in range(1, int(self.max_iter) + 1):  # noqa: B007 - the count is read after the loop
             u_new = _memberships(_sq_dists(Xc, x_sq, centres(u), xp), m, xp)
             change = float(xp.max(xp.abs(u_new - u)))
             u = u_new
@@ -114,7 +113,8 @@ class FuzzyCMeans(ClusterMixin, BaseEstimator):
                 break
         if not converged:
             warnings.warn(
-                f"FuzzyCMeans stopped at max_iter={self.max_iter} before the membership change fell below tol={self.tol}",
+                f"FuzzyCMeans stopped at max_iter={self.max_iter} before the membership change fell "
+                f"below tol={self.tol}",
                 ConvergenceWarning,
                 stacklevel=2,
             )

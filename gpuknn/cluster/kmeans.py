@@ -19,11 +19,10 @@ import math
 from typing import Any
 
 import numpy as np
-
-from .._delegation import on_input_device
-from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
+from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from .._delegation import on_input_device
 from ..base import BaseEstimator, check_is_fitted, validate_data
 from ..errors import InvalidInputError
 
@@ -124,7 +123,7 @@ def _lloyd(X: Any, x_sq: Any, centers: Any, max_iter: int, tol: float, xp: Any):
     labels_old = xp.full((n,), -1, dtype=xp.int64, device=device_of(X))
     strict = False
     i = 0
-    for i in range(max_iter):
+    for i in range(max_iter):  # noqa: B007 - the count is read after the loop
         D = _sq_dists(X, x_sq, centers, xp)
         labels = xp.astype(xp.argmin(D, axis=1), xp.int64)
         d_own = xp.take_along_axis(D, labels[:, None], axis=1)[:, 0]
@@ -197,7 +196,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
             )
         return X, xp
 
-    def fit(self, X: Any, y: Any = None) -> "KMeans":
+    def fit(self, X: Any, y: Any = None) -> KMeans:
         """Cluster X (n, d); returns self."""
         X, xp = self._check(X)
         K = int(self.n_clusters)
@@ -211,7 +210,9 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
             rng = np.random.default_rng(self.random_state)
             starts = [kmeans_plusplus(Xc, K, random_state=rng)[0] for _ in range(int(self.n_init))]
         else:
-            C0 = self.init if hasattr(self.init, "shape") else from_numpy(np.asarray(self.init), xp, device=device_of(X))
+            C0 = (
+                self.init if hasattr(self.init, "shape") else from_numpy(np.asarray(self.init), xp, device=device_of(X))
+            )
             C0 = validate_matrix(C0, xp, name="init", dtype=X.dtype, device=device_of(X))
             if tuple(C0.shape) != (K, int(X.shape[1])):
                 raise InvalidInputError(f"init must have shape {(K, int(X.shape[1]))}, got {tuple(C0.shape)}")

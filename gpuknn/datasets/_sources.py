@@ -17,8 +17,7 @@ from .idx import read_idx
 #: scikit-learn's bundled data sets that ``source`` may name.
 BUNDLED_DATASETS = ("breast_cancer", "digits", "iris", "wine")
 NAMED_DATASETS = ("fashion-mnist", *BUNDLED_DATASETS)
-_IDX = (("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
-        ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"))
+_IDX = (("train-images-idx3-ubyte", "train-labels-idx1-ubyte"), ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"))
 
 
 def as_labels(y: np.ndarray, where: str) -> np.ndarray:
@@ -32,8 +31,9 @@ def as_labels(y: np.ndarray, where: str) -> np.ndarray:
         return y
     if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
         return y.astype(np.int64)
-    raise CorruptDataError(f"{where}: labels must be integers or strings, got {y.dtype} values "
-                           "that are not all integers")
+    raise CorruptDataError(
+        f"{where}: labels must be integers or strings, got {y.dtype} values that are not all integers"
+    )
 
 
 def finite_rows(X, y, where: str, drop_missing: bool):
@@ -47,20 +47,19 @@ def finite_rows(X, y, where: str, drop_missing: bool):
         col = f"column index {int(cols[0])}" if cols.size else "the target"
         raise CorruptDataError(
             f"{where}: data row index {i} ({col}) has a missing or non-finite value "
-            f"({int(bad.sum())} row(s) have; pass drop_missing=True to drop them)")
+            f"({int(bad.sum())} row(s) have; pass drop_missing=True to drop them)"
+        )
     return X[~bad], y[~bad], int(bad.sum())
 
 
 def no_target(target, what: str) -> None:
     if target is not None:
-        raise InvalidInputError(
-            f"{what} defines its own target; target must be None, got {target!r}")
+        raise InvalidInputError(f"{what} defines its own target; target must be None, got {target!r}")
 
 
 def _numeric_2d(a: np.ndarray, where: str, name: str) -> np.ndarray:
     if a.ndim != 2 or a.dtype.kind not in "biuf":
-        raise CorruptDataError(
-            f"{where}: {name} must be a 2-D numeric array, got {a.dtype} {a.shape}")
+        raise CorruptDataError(f"{where}: {name} must be a 2-D numeric array, got {a.dtype} {a.shape}")
     return a
 
 
@@ -87,8 +86,10 @@ def _read_npy(path: Path, target, drop_missing: bool) -> dict:
         target = int(target)
     is_int = isinstance(target, (int, np.integer)) and not isinstance(target, bool)
     if target is not None and not (is_int and -n_cols <= target < n_cols):
-        raise InvalidInputError(f"{where}: target must be a column index in [{-n_cols}, "
-                                f"{n_cols - 1}] (a .npy has no column names), got {target!r}")
+        raise InvalidInputError(
+            f"{where}: target must be a column index in [{-n_cols}, "
+            f"{n_cols - 1}] (a .npy has no column names), got {target!r}"
+        )
     t = n_cols - 1 if target is None else int(target) % n_cols
     X = np.delete(a, t, axis=1).astype(np.float64)
     X, y, n = finite_rows(X, a[:, t], where, drop_missing)
@@ -104,15 +105,15 @@ def _read_npz(path: Path, target, drop_missing: bool) -> dict:
     except (ValueError, OSError, EOFError) as exc:
         raise CorruptDataError(f"{where}: cannot read as .npz ({exc})") from exc
     if "X" not in arrays or "y" not in arrays or ("X_test" in arrays) != ("y_test" in arrays):
-        raise CorruptDataError(f"{where}: needs arrays X and y (and X_test with y_test, or "
-                               f"neither); it holds {sorted(arrays)}")
+        raise CorruptDataError(
+            f"{where}: needs arrays X and y (and X_test with y_test, or neither); it holds {sorted(arrays)}"
+        )
     out = {"n_dropped": 0}
     for xk, yk in (("X", "y"), ("X_test", "y_test")):
         if xk in arrays:
             X, y = _numeric_2d(arrays[xk], where, xk), np.asarray(arrays[yk])
             if y.ndim != 1 or len(y) != len(X):
-                raise CorruptDataError(
-                    f"{where}: {yk} of shape {y.shape} does not match {xk} of shape {X.shape}")
+                raise CorruptDataError(f"{where}: {yk} of shape {y.shape} does not match {xk} of shape {X.shape}")
             X, y, d = finite_rows(X.astype(np.float64), y, f"{where} ({xk})", drop_missing)
             out[xk], out[yk], out["n_dropped"] = X, as_labels(y, where), out["n_dropped"] + d
     return out
@@ -131,11 +132,23 @@ def read_file(path: Path, target, header, drop_missing: bool) -> dict:
         no_target(target, f"{path} (KEEL: the class is the @outputs attribute)")
         d = load_keel(path, drop_missing=drop_missing)
         X, y, n = finite_rows(np.asarray(d.X), np.asarray(d.y), str(path), drop_missing)
-        return {"X": X, "y": y, "feature_names": list(d.feature_names), "target_name": None,
-                "class_order": list(d.classes), "name": d.relation, "n_dropped": d.n_dropped + n}
+        return {
+            "X": X,
+            "y": y,
+            "feature_names": list(d.feature_names),
+            "target_name": None,
+            "class_order": list(d.classes),
+            "name": d.relation,
+            "n_dropped": d.n_dropped + n,
+        }
     d = read_delimited(path, target=target, header=header, drop_missing=drop_missing)
-    return {"X": d.X, "y": d.y, "feature_names": d.feature_names, "target_name": d.target_name,
-            "n_dropped": d.n_dropped}
+    return {
+        "X": d.X,
+        "y": d.y,
+        "feature_names": d.feature_names,
+        "target_name": d.target_name,
+        "n_dropped": d.n_dropped,
+    }
 
 
 def _idx_files(d: Path, what: str) -> dict:
@@ -155,8 +168,9 @@ def read_idx_dir(d: Path) -> dict:
     for (img, lab), (xk, yk) in zip(_IDX, (("X", "y"), ("X_test", "y_test"))):
         X, y = read_idx(found[img]), read_idx(found[lab])
         if y.ndim != 1 or X.ndim < 2 or X.shape[0] != y.shape[0]:
-            raise CorruptDataError(f"{found[img]} has shape {X.shape}, {found[lab]} {y.shape}: "
-                                   "need n images and n labels")
+            raise CorruptDataError(
+                f"{found[img]} has shape {X.shape}, {found[lab]} {y.shape}: need n images and n labels"
+            )
         out[xk] = X.reshape(X.shape[0], -1).astype(np.float64)
         out[yk] = as_labels(y, str(found[lab]))
     return out
@@ -178,12 +192,22 @@ def read_named(name: str, data_dir, dtype: str) -> dict:
             _idx_files(d, "data_dir of fashion-mnist")  # no fallback to another copy
         d = find_fashion_mnist(data_dir).absolute()
         Xtr, ytr, Xte, yte = load_fashion_mnist(data_dir=d, dtype=dtype)
-        return {"X": Xtr, "y": ytr, "X_test": Xte, "y_test": yte, "source": f"fashion-mnist ({d})",
-                "label_names": dict(enumerate(FASHION_MNIST_CLASSES))}
+        return {
+            "X": Xtr,
+            "y": ytr,
+            "X_test": Xte,
+            "y_test": yte,
+            "source": f"fashion-mnist ({d})",
+            "label_names": dict(enumerate(FASHION_MNIST_CLASSES)),
+        }
     import sklearn.datasets  # noqa: PLC0415
 
     b = getattr(sklearn.datasets, f"load_{name}")()
-    return {"X": np.asarray(b.data, dtype=np.float64), "y": b.target.astype(np.int64),
-            "feature_names": [str(f) for f in b.feature_names], "target_name": "target",
-            "label_names": {i: str(n) for i, n in enumerate(b.target_names)},
-            "source": f"scikit-learn bundled data set {name!r} (sklearn.datasets.load_{name})"}
+    return {
+        "X": np.asarray(b.data, dtype=np.float64),
+        "y": b.target.astype(np.int64),
+        "feature_names": [str(f) for f in b.feature_names],
+        "target_name": "target",
+        "label_names": {i: str(n) for i, n in enumerate(b.target_names)},
+        "source": f"scikit-learn bundled data set {name!r} (sklearn.datasets.load_{name})",
+    }

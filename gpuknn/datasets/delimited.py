@@ -126,8 +126,9 @@ def _records(text: str, delimiter: str, quotechar: str):
         lines = (ln.strip() for ln in text.splitlines())
     else:
         lines = io.StringIO(text)
-    reader = csv.reader(lines, delimiter=delimiter, quotechar=quotechar, doublequote=True,
-                        skipinitialspace=True, strict=False)
+    reader = csv.reader(
+        lines, delimiter=delimiter, quotechar=quotechar, doublequote=True, skipinitialspace=True, strict=False
+    )
     try:
         for rec in reader:
             if rec:
@@ -261,8 +262,7 @@ def read_delimited(
     for ln, rec in rows:
         if len(rec) != n_cols:
             raise CorruptDataError(
-                f"{path}, line {ln}: {len(rec)} field(s), expected {n_cols} "
-                f"(delimiter {delimiter!r})"
+                f"{path}, line {ln}: {len(rec)} field(s), expected {n_cols} (delimiter {delimiter!r})"
             )
     if n_cols < 2:
         raise CorruptDataError(f"{path}: one column; need at least one feature and a target column")
@@ -315,8 +315,12 @@ def read_delimited(
         raise CorruptDataError(f"{path}: no data rows left after dropping {n_dropped} incomplete row(s)")
     X = np.frombuffer(values, dtype=np.float64).reshape(len(labels), len(feats)).astype(dtype)
     return DelimitedData(
-        X=X, y=labels_from_strings(labels),
+        X=X,
+        y=labels_from_strings(labels),
         feature_names=[names[j] for j in feats] if names else None,
-        target_name=names[t] if names else None, delimiter=delimiter, has_header=bool(header),
-        n_dropped=n_dropped, path=str(path),
+        target_name=names[t] if names else None,
+        delimiter=delimiter,
+        has_header=bool(header),
+        n_dropped=n_dropped,
+        path=str(path),
     )

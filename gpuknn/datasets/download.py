@@ -114,8 +114,7 @@ def _fetch_verified(url: str, dest: Path, expected: str, timeout: float) -> None
         got = digest.hexdigest()
         if got != expected.lower():
             raise CorruptDataError(
-                f"download of {url}: SHA-256 {got} does not match the expected {expected}; "
-                "the file was discarded"
+                f"download of {url}: SHA-256 {got} does not match the expected {expected}; the file was discarded"
             )
         os.replace(tmp, dest)
     finally:

@@ -30,8 +30,16 @@ __all__ = [
 
 #: Class names, index = label (Zalando's order).
 FASHION_MNIST_CLASSES = (
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-    "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
 )
 #: Where the Debian package ``dataset-fashion-mnist`` installs the files.
 SYSTEM_DATA_DIR = Path("/usr/share/datasets/fashion-mnist")
@@ -106,13 +114,9 @@ def _read_split(directory: Path, split: str, expected_n: int | None) -> tuple[np
     images = read_idx(img_path, magic=_IMAGE_MAGIC)
     labels = read_idx(lab_path, magic=_LABEL_MAGIC)
     if images.shape[1:] != (_SIDE, _SIDE):
-        raise CorruptDataError(
-            f"{img_path}: images are {images.shape[1]}x{images.shape[2]}, expected {_SIDE}x{_SIDE}"
-        )
+        raise CorruptDataError(f"{img_path}: images are {images.shape[1]}x{images.shape[2]}, expected {_SIDE}x{_SIDE}")
     if images.shape[0] != labels.shape[0]:
-        raise CorruptDataError(
-            f"{img_path} has {images.shape[0]} images but {lab_path} has {labels.shape[0]} labels"
-        )
+        raise CorruptDataError(f"{img_path} has {images.shape[0]} images but {lab_path} has {labels.shape[0]} labels")
     if expected_n is not None and images.shape[0] != expected_n:
         raise CorruptDataError(
             f"{img_path}: {images.shape[0]} images, the {split} split of Fashion-MNIST has {expected_n}"
@@ -120,8 +124,7 @@ def _read_split(directory: Path, split: str, expected_n: int | None) -> tuple[np
     bad = np.flatnonzero(labels > 9)  # uint8: never negative
     if bad.size:
         raise CorruptDataError(
-            f"{lab_path}: {bad.size} label(s) outside 0..9, first at index {int(bad[0])} "
-            f"(value {int(labels[bad[0]])})"
+            f"{lab_path}: {bad.size} label(s) outside 0..9, first at index {int(bad[0])} (value {int(labels[bad[0]])})"
         )
     return images.reshape(images.shape[0], _SIDE * _SIDE), labels.astype(np.int64)
 
@@ -133,9 +136,7 @@ def _subset_sizes(subset: Any) -> tuple[int | None, int | None]:
     if len(sizes) != 2 or not all(
         isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in sizes
     ):
-        raise InvalidInputError(
-            f"subset must be a positive int or a pair (n_train, n_test) of them, got {subset!r}"
-        )
+        raise InvalidInputError(f"subset must be a positive int or a pair (n_train, n_test) of them, got {subset!r}")
     return int(sizes[0]), int(sizes[1])
 
 

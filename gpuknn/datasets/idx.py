@@ -67,8 +67,7 @@ def _read_bytes(path: Path) -> bytes:
         return gzip.decompress(raw)
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise CorruptDataError(
-            f"{path}: invalid or truncated gzip data ({type(exc).__name__}: {exc}); "
-            "delete the file and get it again"
+            f"{path}: invalid or truncated gzip data ({type(exc).__name__}: {exc}); delete the file and get it again"
         ) from exc
 
 
@@ -116,8 +115,7 @@ def read_idx(path: str | os.PathLike, *, magic: int | None = None) -> np.ndarray
     found = int.from_bytes(data[:4], "big")
     if data[0] != 0 or data[1] != 0:
         raise CorruptDataError(
-            f"{path}: not an IDX file (magic number {found} = 0x{found:08x}; "
-            "the first two bytes must be zero)"
+            f"{path}: not an IDX file (magic number {found} = 0x{found:08x}; the first two bytes must be zero)"
         )
     dtype_byte, ndim = data[2], data[3]
     if magic is not None and found != magic:
@@ -130,9 +128,7 @@ def read_idx(path: str | os.PathLike, *, magic: int | None = None) -> np.ndarray
         raise CorruptDataError(f"{path}: unknown IDX element type 0x{dtype_byte:02x}")
     header = 4 + 4 * ndim
     if len(data) < header:
-        raise CorruptDataError(
-            f"{path}: truncated header ({len(data)} bytes, {ndim} dimensions need {header})"
-        )
+        raise CorruptDataError(f"{path}: truncated header ({len(data)} bytes, {ndim} dimensions need {header})")
     dims = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
     dtype = IDX_DTYPES[dtype_byte]
     expected = header + int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
@@ -176,8 +172,7 @@ def write_idx(path: str | os.PathLike, array: np.ndarray) -> None:
     key = array.dtype.newbyteorder("=").str[1:]
     if key not in codes:
         raise InvalidInputError(
-            f"IDX cannot store dtype {array.dtype}; use one of uint8, int8, int16, int32, "
-            "float32, float64"
+            f"IDX cannot store dtype {array.dtype}; use one of uint8, int8, int16, int32, float32, float64"
         )
     if not 1 <= array.ndim <= 255:
         raise InvalidInputError(f"IDX needs 1..255 dimensions, got shape {array.shape}")

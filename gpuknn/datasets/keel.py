@@ -111,7 +111,7 @@ def _split_list(text: str) -> list[str]:
 def _parse_header(path: Path, lines: list[tuple[int, str]]) -> tuple[dict, int]:
     """Header info and the index (into ``lines``) of the first data line."""
     relation, attrs, inputs, outputs = path.stem, [], None, None
-    for pos, (lineno, line) in enumerate(lines):
+    for pos, (lineno, line) in enumerate(lines):  # noqa: B007 - pos is read after the loop
         if not line.startswith("@"):
             raise CorruptDataError(f"{path}, line {lineno}: expected a header line, got {line[:60]!r}")
         m = _KEYWORD_RE.match(line)
@@ -166,14 +166,12 @@ def _parse_attribute(path: Path, lineno: int, text: str) -> tuple[str, tuple[str
 def _split_rows(path: Path, lines: list[tuple[int, str]], n_fields: int | None, sep: str | None):
     """Fields of each data line; every line must have the same number of fields."""
     rows, linenos = [], []
-    for lineno, line in lines:
+    for pos, (lineno, line) in enumerate(lines):  # noqa: B007 - pos is read after the loop
         fields = [f.strip() for f in line.split(sep)]
         if n_fields is None:
             n_fields = len(fields)
         if len(fields) != n_fields:
-            raise CorruptDataError(
-                f"{path}, line {lineno}: {len(fields)} field(s), expected {n_fields}: {line[:80]!r}"
-            )
+            raise CorruptDataError(f"{path}, line {lineno}: {len(fields)} field(s), expected {n_fields}: {line[:80]!r}")
         rows.append(fields)
         linenos.append(lineno)
     return rows, linenos
@@ -266,9 +264,7 @@ def load_keel(
     if not rows:
         raise CorruptDataError(f"{path}: no data rows")
     table = np.array(rows, dtype=object)
-    keep = _missing_mask(
-        path, table, linenos, [*in_cols, out_col], [*feature_names, out_name], drop_missing
-    )
+    keep = _missing_mask(path, table, linenos, [*in_cols, out_col], [*feature_names, out_name], drop_missing)
     n_dropped = int(table.shape[0] - keep.sum())
     table, linenos = table[keep], [ln for ln, k in zip(linenos, keep) if k]
     if table.shape[0] == 0:
@@ -291,8 +287,14 @@ def load_keel(
     if xp is None:
         xp = array_api_compat.numpy
     return KeelData(
-        X=from_numpy(X.astype(dtype), xp), y=y, feature_names=list(feature_names), classes=classes,
-        relation=relation, nominal_values=nominal, n_dropped=n_dropped, path=str(path),
+        X=from_numpy(X.astype(dtype), xp),
+        y=y,
+        feature_names=list(feature_names),
+        classes=classes,
+        relation=relation,
+        nominal_values=nominal,
+        n_dropped=n_dropped,
+        path=str(path),
     )
 
 

@@ -50,9 +50,7 @@ def _prototypes(rng: np.random.Generator, n_classes: int, n_features: int, class
     return base + class_sep * rng.standard_normal((n_classes, n_features))
 
 
-def _images(
-    rng: np.random.Generator, protos: np.ndarray, n: int, noise: float
-) -> tuple[np.ndarray, np.ndarray]:
+def _images(rng: np.random.Generator, protos: np.ndarray, n: int, noise: float) -> tuple[np.ndarray, np.ndarray]:
     n_classes, n_features = protos.shape
     y = rng.permutation(np.arange(n, dtype=np.int64) % n_classes)  # balanced to within 1
     # Per-image contrast changes Euclidean distances but not correlations (scale-invariant).

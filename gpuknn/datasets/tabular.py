@@ -46,8 +46,7 @@ from ._sources import (
     read_named,
 )
 
-__all__ = ["BUNDLED_DATASETS", "Dataset", "Table", "dataset_sha256", "load_dataset",
-           "load_table"]
+__all__ = ["BUNDLED_DATASETS", "Dataset", "Table", "dataset_sha256", "load_dataset", "load_table"]
 
 _DTYPES = ("float64", "float32")
 
@@ -101,7 +100,7 @@ def dataset_sha256(*arrays: np.ndarray) -> str:
         h.update(f"{dt.str}{a.shape}".encode())
         rows = max(1, (1 << 24) // max(1, a[:1].size * dt.itemsize))  # ~16 MiB at a time
         for start in range(0, max(a.shape[0] if a.ndim else 1, 1), rows):
-            chunk = np.ascontiguousarray(a[start:start + rows] if a.ndim else a, dtype=dt)
+            chunk = np.ascontiguousarray(a[start : start + rows] if a.ndim else a, dtype=dt)
             h.update((chunk + 0.0 if dt.kind == "f" else chunk).tobytes())
     return h.hexdigest()
 
@@ -141,15 +140,14 @@ class Dataset:
     sha256: str = field(init=False)
 
     def __post_init__(self) -> None:
-        for X, y, part in ((self.X_train, self.y_train, "train"),
-                           (self.X_test, self.y_test, "test")):
+        for X, y, part in ((self.X_train, self.y_train, "train"), (self.X_test, self.y_test, "test")):
             if np.ndim(X) != 2 or np.ndim(y) != 1 or len(X) != len(y):
                 raise InvalidInputError(
                     f"{part} part: X must be 2-D and y 1-D of the same length, got shapes "
-                    f"{np.shape(X)} and {np.shape(y)}")
+                    f"{np.shape(X)} and {np.shape(y)}"
+                )
         if self.X_train.shape[1] != self.X_test.shape[1]:
-            raise InvalidInputError(
-                f"train has {self.X_train.shape[1]} features, test {self.X_test.shape[1]}")
+            raise InvalidInputError(f"train has {self.X_train.shape[1]} features, test {self.X_test.shape[1]}")
         digest = dataset_sha256(self.X_train, self.y_train, self.X_test, self.y_test)
         object.__setattr__(self, "sha256", digest)
 
@@ -160,8 +158,15 @@ class Dataset:
         return {"source": self.source, "shapes": shapes, "sha256": self.sha256}
 
 
-def load_table(source: Any, *, target: str | int | None = None, header: bool | None = None,
-               drop_missing: bool = False, data_dir: Any = None, dtype: str = "float64") -> Table:
+def load_table(
+    source: Any,
+    *,
+    target: str | int | None = None,
+    header: bool | None = None,
+    drop_missing: bool = False,
+    data_dir: Any = None,
+    dtype: str = "float64",
+) -> Table:
     """Read ``source`` (module docstring) whole, without splitting it.
 
     Parameters
@@ -206,8 +211,9 @@ def load_table(source: Any, *, target: str | int | None = None, header: bool | N
         elif path.is_file():
             out = read_file(path, target, header, drop_missing)
         elif isinstance(source, str) and not Path(source).suffix and not {os.sep, "/"} & set(source):
-            raise InvalidInputError(f"{source!r} is neither a file nor a named data set; named "
-                                    f"sets: {', '.join(NAMED_DATASETS)}")
+            raise InvalidInputError(
+                f"{source!r} is neither a file nor a named data set; named sets: {', '.join(NAMED_DATASETS)}"
+            )
         else:
             raise DataNotFoundError(f"{path}: no such file or directory")
         out.setdefault("source", str(path))
@@ -231,8 +237,7 @@ def _two_classes(y: np.ndarray, where: str) -> None:
 def _check_holdout(y: np.ndarray, test_size: Any, where: str) -> None:
     n = len(y)
     if isinstance(test_size, bool) or not isinstance(test_size, (int, float, np.integer, np.floating)):
-        raise InvalidInputError(
-            f"test_size must be a fraction in (0, 1) or a row count, got {test_size!r}")
+        raise InvalidInputError(f"test_size must be a fraction in (0, 1) or a row count, got {test_size!r}")
     if isinstance(test_size, (float, np.floating)):
         if not 0.0 < test_size < 1.0:
             raise InvalidInputError(f"test_size as a fraction must be in (0, 1), got {test_size}")
@@ -240,24 +245,34 @@ def _check_holdout(y: np.ndarray, test_size: Any, where: str) -> None:
     else:
         n_test = operator.index(test_size)
         if not 0 < n_test < n:
-            raise InvalidInputError(
-                f"test_size must be in [1, {n - 1}] rows for {n} rows, got {n_test}")
+            raise InvalidInputError(f"test_size must be in [1, {n - 1}] rows for {n} rows, got {n_test}")
     _two_classes(y, where)
     labels, counts = np.unique(y, return_counts=True)
     if counts.min() < 2:
         c = labels[int(np.argmin(counts))]
-        raise InvalidInputError(f"{where}: class {c.item()!r} has {int(counts.min())} row(s); a "
-                                "stratified hold-out needs at least 2 rows per class (or pass test=)")
+        raise InvalidInputError(
+            f"{where}: class {c.item()!r} has {int(counts.min())} row(s); a "
+            "stratified hold-out needs at least 2 rows per class (or pass test=)"
+        )
     if min(n_test, n - n_test) < labels.size:
         raise InvalidInputError(
             f"{where}: a hold-out of {n_test} of {n} rows leaves fewer rows than the {labels.size} "
-            "classes in the train or the test part; change test_size")
+            "classes in the train or the test part; change test_size"
+        )
 
 
-def load_dataset(source: Any, *, target: str | int | None = None, test: Any = None,
-                 test_size: float | int | None = None, random_state: Any = 0, data_dir: Any = None,
-                 dtype: str = "float64", drop_missing: bool = False,
-                 header: bool | None = None) -> Dataset:
+def load_dataset(
+    source: Any,
+    *,
+    target: str | int | None = None,
+    test: Any = None,
+    test_size: float | int | None = None,
+    random_state: Any = 0,
+    data_dir: Any = None,
+    dtype: str = "float64",
+    drop_missing: bool = False,
+    header: bool | None = None,
+) -> Dataset:
     """Load a classification data set with its test part, from any supported ``source``.
 
     Parameters
@@ -321,8 +336,7 @@ def load_dataset(source: Any, *, target: str | int | None = None, test: Any = No
     n_dropped, where = t.n_dropped, t.source
     if test is not None:
         if t.X_test is not None:
-            raise InvalidInputError(f"{where} has its own test split; pass test_size to re-split it "
-                                    "or leave test out")
+            raise InvalidInputError(f"{where} has its own test split; pass test_size to re-split it or leave test out")
         if isinstance(test, (tuple, list)) and len(test) == 2:
             Xte, yte = np.asarray(test[0], dtype=np.float64), np.asarray(test[1])
             if Xte.ndim == 2 and yte.shape == Xte.shape[:1]:
@@ -334,12 +348,12 @@ def load_dataset(source: Any, *, target: str | int | None = None, test: Any = No
             if tt.X_test is not None:
                 raise InvalidInputError(f"test source {tt.source} has a test split of its own")
             if t.feature_names and tt.feature_names and tt.feature_names != t.feature_names:
-                raise InvalidInputError(f"test features {tt.feature_names} differ from the training "
-                                        f"features {t.feature_names}")
+                raise InvalidInputError(
+                    f"test features {tt.feature_names} differ from the training features {t.feature_names}"
+                )
             Xte, yte, src, n_dropped = tt.X, tt.y, tt.source, n_dropped + tt.n_dropped
         if Xte.ndim != 2 or Xte.shape[1] != t.X.shape[1]:
-            raise InvalidInputError(
-                f"test X has shape {Xte.shape}; the training X has {t.X.shape[1]} features")
+            raise InvalidInputError(f"test X has shape {Xte.shape}; the training X has {t.X.shape[1]} features")
         Xtr, ytr, where = t.X, t.y, f"{where} (test: {src})"
         _two_classes(ytr, where)
     elif t.X_test is not None and test_size is None:
@@ -353,15 +367,20 @@ def load_dataset(source: Any, *, target: str | int | None = None, test: Any = No
         _check_holdout(y, test_size, where)
         from ..model_selection import train_test_split  # noqa: PLC0415
 
-        Xtr, Xte, ytr, yte = train_test_split(
-            X, y, test_size=test_size, random_state=random_state, stratify=y)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=test_size, random_state=random_state, stratify=y)
     if ytr.dtype.kind != yte.dtype.kind:
         raise InvalidInputError(f"{where}: training labels are {ytr.dtype}, test labels {yte.dtype}")
     names = t.label_names or {}
     labels = np.unique(np.concatenate([ytr, yte]))
     c = np.ascontiguousarray
     return Dataset(
-        X_train=c(Xtr), y_train=c(ytr), X_test=c(Xte), y_test=c(yte), feature_names=t.feature_names,
-        target_name=t.target_name, class_names=[names.get(v, str(v)) for v in labels.tolist()],
-        source=where, n_dropped=n_dropped,
+        X_train=c(Xtr),
+        y_train=c(ytr),
+        X_test=c(Xte),
+        y_test=c(yte),
+        feature_names=t.feature_names,
+        target_name=t.target_name,
+        class_names=[names.get(v, str(v)) for v in labels.tolist()],
+        source=where,
+        n_dropped=n_dropped,
     )

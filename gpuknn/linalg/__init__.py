@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .block import block_eigh
 from .covariance import covariance, covariance_spectrum
-from .eigh import EigenResult, eigh
 from .deflation import deflated_power_method
+from .eigh import EigenResult, eigh
 from .power import PowerResult, power_method
 
 __all__ = [

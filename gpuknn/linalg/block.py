@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, from_numpy
+from .._delegation import on_input_device
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import (
     EigenResult,
@@ -88,8 +89,11 @@ def cholesky_ok(L: Any, G: Any, xp: Any) -> bool:
     d = xp.linalg.diagonal(L)
     scale = xp.max(xp.abs(xp.linalg.diagonal(G)))
     R = xp.matmul(L, xp.matrix_transpose(L)) - (G + xp.matrix_transpose(G)) / 2
-    ok = (xp.all(xp.isfinite(L)) & (xp.min(d) > math.sqrt(b * eps) * xp.sqrt(scale))
-          & (xp.max(xp.abs(R)) <= 8 * b * eps * scale))
+    ok = (
+        xp.all(xp.isfinite(L))
+        & (xp.min(d) > math.sqrt(b * eps) * xp.sqrt(scale))
+        & (xp.max(xp.abs(R)) <= 8 * b * eps * scale)
+    )
     return bool(ok)
 
 
@@ -231,8 +235,7 @@ def block_eigh(
     p = check_n_components(n_components, n)
     if oversample is None:
         oversample = max(10, p // 2)
-    for name, val, low in (("max_iter", max_iter, 1), ("oversample", oversample, 0),
-                           ("check_every", check_every, 1)):
+    for name, val, low in (("max_iter", max_iter, 1), ("oversample", oversample, 0), ("check_every", check_every, 1)):
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < low:
             raise InvalidInputError(f"{name} must be an int >= {low}, got {val!r}")
     tol = default_tol(C.dtype, xp) if tol is None else tol
@@ -249,8 +252,9 @@ def block_eigh(
         return _result(C, r.eigenvectors, r.eigenvalues, 1, True, xp)
     dev = device_of(C)
     # A Gaussian n x b block is well conditioned (b < n): Cholesky QR is enough here too.
-    Q = _orth(xp.astype(from_numpy(rng.standard_normal((n, b)), xp, device=dev), C.dtype),
-              xp, twice=C.dtype == xp.float64)
+    Q = _orth(
+        xp.astype(from_numpy(rng.standard_normal((n, b)), xp, device=dev), C.dtype), xp, twice=C.dtype == xp.float64
+    )
     converged = False
     lead = xp.arange(b - 1, b - 1 - p, -1, device=dev)  # eigh is ascending: largest p first
     sigma = 0.0

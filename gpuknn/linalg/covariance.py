@@ -33,12 +33,13 @@ backend.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, to_numpy, validate_matrix
+from .._delegation import on_input_device
 from ..errors import InvalidInputError
 
 __all__ = ["covariance", "covariance_spectrum"]
@@ -107,8 +108,7 @@ def covariance_and_mean(X: Any, correction: int | float = 1) -> tuple[Any, Any]:
     n, d = X.shape
     if n - correction <= 0:
         raise InvalidInputError(
-            f"covariance needs n_samples - correction > 0, got n_samples={n}, "
-            f"correction={correction}"
+            f"covariance needs n_samples - correction > 0, got n_samples={n}, correction={correction}"
         )
     # NaN, infinities and overflowing squares are detected below, from the results:
     # NumPy's warnings about them would only precede the error.
@@ -191,9 +191,7 @@ def gram_and_sums(X: Any) -> tuple[Any, Any]:
     shorter float32 sums are more accurate than one long GEMM's (whose error grows with n).
     """
     xp = array_namespace(X)
-    G, sums = _reduce_row_chunks(
-        X, lambda Xc: (xp.matmul(xp.matrix_transpose(Xc), Xc), column_sums(Xc)), xp
-    )
+    G, sums = _reduce_row_chunks(X, lambda Xc: (xp.matmul(xp.matrix_transpose(Xc), Xc), column_sums(Xc)), xp)
     return xp.astype(G, xp.float64), sums
 
 

@@ -9,12 +9,13 @@ are deflated together.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, from_numpy
+from .._delegation import on_input_device
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
 from .power import _check_options, _iterate, _random_unit, _rayleigh, _use_powers
@@ -120,13 +121,24 @@ def deflated_power_method(
         # at most that), so only the first run needs a careful first block; the working
         # matrix is divided by 2^round(growth) with each deflation (eigenvalue found -> ~1)
         V, D, it, cv, growth = _iterate(
-            B, V0, xp, max_iter=max_iter, tol=tol, check_every=check_every,
-            powers=powers, growth=growth, callback=callback, info={"component": j},
+            B,
+            V0,
+            xp,
+            max_iter=max_iter,
+            tol=tol,
+            check_every=check_every,
+            powers=powers,
+            growth=growth,
+            callback=callback,
+            info={"component": j},
         )
         lam = _rayleigh(B, V, xp)  # of the scaled working matrix
         # 2^e and 2^E stay normal numbers of the dtype (eigenvalues near its limits)
-        e = np.clip(np.where(np.isfinite(growth), np.round(growth), 0.0),
-                    np.maximum(-limit, -limit - E), np.minimum(limit, limit - E))
+        e = np.clip(
+            np.where(np.isfinite(growth), np.round(growth), 0.0),
+            np.maximum(-limit, -limit - E),
+            np.minimum(limit, limit - E),
+        )
         B = _deflate(B, V, lam, xp, e=e)
         lams.append(lam * xp.astype(from_numpy(np.exp2(E), xp, device=dev), lam.dtype))
         E, growth = E + e, growth - e
@@ -148,6 +160,9 @@ def deflated_power_method(
     if not batch:
         return EigenResult(lam[0, :], V[0, ...], n_iter[0], conv[0], res[0, :])
     return EigenResult(
-        xp.reshape(lam, batch + (p,)), xp.reshape(V, batch + (n, p)),
-        n_iter.reshape(batch + (p,)), conv.reshape(batch + (p,)), xp.reshape(res, batch + (p,)),
+        xp.reshape(lam, batch + (p,)),
+        xp.reshape(V, batch + (n, p)),
+        n_iter.reshape(batch + (p,)),
+        conv.reshape(batch + (p,)),
+        xp.reshape(res, batch + (p,)),
     )

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, validate_matrix
+from .._delegation import on_input_device
 from ..errors import InvalidInputError
 
 __all__ = ["EigenResult", "eigh"]
@@ -67,9 +67,7 @@ def validate_symmetric(C: Any, xp: Any, *, name: str = "C", batched: bool = Fals
     scale = float(xp.max(xp.abs(C)))
     limit = float(np.sqrt(float(xp.finfo(C.dtype).eps))) * max(scale, 1e-300)
     if asym > limit:
-        raise InvalidInputError(
-            f"{name} must be symmetric: max |{name} - {name}^T| = {asym:.3g} > {limit:.3g}"
-        )
+        raise InvalidInputError(f"{name} must be symmetric: max |{name} - {name}^T| = {asym:.3g} > {limit:.3g}")
     return C
 
 

@@ -29,13 +29,14 @@ per-step normalisation, or matrix powers for tiny ``n``) is in
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
+from .._delegation import on_input_device
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import validate_symmetric
 from .power_steps import (
@@ -158,8 +159,7 @@ def _iterate(
                     Vs, nrm, k = lazy_steps(Ba, Va, Kl, g[active], xp)
                     D, dmax = step_test(Vs, Va, xp)
                     # one host transfer per block: the norms and the test together
-                    both = to_numpy(xp.stack([xp.astype(nrm, xp.float64),
-                                              xp.astype(dmax, xp.float64)]))
+                    both = to_numpy(xp.stack([xp.astype(nrm, xp.float64), xp.astype(dmax, xp.float64)]))
                 if lazy_ok(both[0]):
                     dmax_h, K = both[1], Kl
                     g[active] = lazy_growth(both[0], k)
@@ -221,14 +221,10 @@ def _use_powers(strategy: str, n: int) -> bool:
     return strategy == "powers" or (strategy == "auto" and n <= _POWERS_MAX_N)
 
 
-def _start(
-    x0: Any, rng: np.random.Generator, m: int, n: int, xp: Any, dtype: Any, device: Any
-) -> Any:
+def _start(x0: Any, rng: np.random.Generator, m: int, n: int, xp: Any, dtype: Any, device: Any) -> Any:
     if x0 is None:
         return _random_unit(rng, m, n, xp, dtype, device)
-    x0 = xp.astype(
-        x0 if hasattr(x0, "shape") else from_numpy(np.asarray(x0), xp, device=device), dtype
-    )
+    x0 = xp.astype(x0 if hasattr(x0, "shape") else from_numpy(np.asarray(x0), xp, device=device), dtype)
     if x0.shape[-1] != n:
         raise InvalidInputError(f"x0 must have length {n}, got shape {tuple(x0.shape)}")
     x0 = xp.reshape(xp.broadcast_to(x0, (m, n)) if x0.ndim == 1 else x0, (m, n))
@@ -306,8 +302,14 @@ def power_method(
     B3 = xp.reshape(B, (m, n, n))
     V0 = _start(x0, np.random.default_rng(random_state), m, n, xp, B.dtype, device_of(B))
     V, _, n_iter, conv, _ = _iterate(
-        B3, V0, xp, max_iter=max_iter, tol=tol, check_every=check_every,
-        powers=_use_powers(strategy, n), callback=callback,
+        B3,
+        V0,
+        xp,
+        max_iter=max_iter,
+        tol=tol,
+        check_every=check_every,
+        powers=_use_powers(strategy, n),
+        callback=callback,
     )
     lam = _rayleigh(B3, V, xp)
     if not conv.all():
@@ -320,6 +322,8 @@ def power_method(
     if not batch:
         return PowerResult(lam[0], V[0, :], int(n_iter[0]), bool(conv[0]))
     return PowerResult(
-        xp.reshape(lam, batch), xp.reshape(V, batch + (n,)),
-        n_iter.reshape(batch), conv.reshape(batch),
+        xp.reshape(lam, batch),
+        xp.reshape(V, batch + (n,)),
+        n_iter.reshape(batch),
+        conv.reshape(batch),
     )

@@ -36,7 +36,11 @@ def _score_array(y: Any, other: Any, name: str) -> tuple[Any, Any]:
         xp = array_namespace(base)
         y = from_numpy(np.asarray(y, dtype=np.float64), xp, device=None if base is None else _device(base))
     else:
-        xp = array_namespace(y) if _is_host_nonnumeric(other) or not hasattr(other, "shape") else array_namespace(y, other)
+        xp = (
+            array_namespace(y)
+            if _is_host_nonnumeric(other) or not hasattr(other, "shape")
+            else array_namespace(y, other)
+        )
     if not xp.isdtype(y.dtype, "real floating"):
         y = xp.astype(y, xp.float64)
     if not bool(xp.all(xp.isfinite(y))):
@@ -85,7 +89,9 @@ def matthews_corrcoef(y_true: Any, y_pred: Any) -> float:
     """
     xp, classes, (t, p) = _encode(y_true, y_pred, names=("y_true", "y_pred"))
     if t.shape[0] != p.shape[0] or t.shape[0] == 0:
-        raise InvalidInputError(f"y_true and y_pred must be non-empty and of equal length, got {t.shape[0]} and {p.shape[0]}")
+        raise InvalidInputError(
+            f"y_true and y_pred must be non-empty and of equal length, got {t.shape[0]} and {p.shape[0]}"
+        )
     C = int(classes.shape[0])
     t_sum = xp.astype(bincount(t, C), xp.float64)
     p_sum = xp.astype(bincount(p, C), xp.float64)
@@ -156,20 +162,24 @@ def cohen_kappa_score(
     if labels is not None and not seen:
         raise InvalidInputError("labels: at least one label in labels must be present in y1")
     if total == 0:
-        warnings.warn("cohen_kappa_score is undefined: y2 contains no labels present in both y1 and labels",
-                      UndefinedMetricWarning, stacklevel=2)
+        warnings.warn(
+            "cohen_kappa_score is undefined: y2 contains no labels present in both y1 and labels",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
         return float(replace_undefined_by)
     if den == 0:
-        warnings.warn("cohen_kappa_score is undefined: y1, y2 and labels have only one label in common",
-                      UndefinedMetricWarning, stacklevel=2)
+        warnings.warn(
+            "cohen_kappa_score is undefined: y1, y2 and labels have only one label in common",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
         return float(replace_undefined_by)
     return float(1.0 - num / den)
 
 
 @on_input_device
-def top_k_accuracy_score(
-    y_true: Any, y_score: Any, *, k: int = 2, normalize: bool = True, labels: Any = None
-) -> float:
+def top_k_accuracy_score(y_true: Any, y_score: Any, *, k: int = 2, normalize: bool = True, labels: Any = None) -> float:
     """Fraction (or number) of samples whose true class is among the ``k`` highest scores.
 
     Parameters
@@ -214,7 +224,9 @@ def top_k_accuracy_score(
     C = int(classes.shape[0])
     n = int(codes.shape[0])
     if n != int(s.shape[0]) or n == 0:
-        raise InvalidInputError(f"y_true and y_score must be non-empty and of equal length, got {n} and {int(s.shape[0])}")
+        raise InvalidInputError(
+            f"y_true and y_score must be non-empty and of equal length, got {n} and {int(s.shape[0])}"
+        )
     if labels is not None and bool(xp.any(codes < 0)):
         raise InvalidInputError("y_true contains labels that are not in labels")
     binary = C <= 2 and (s.ndim == 1 or int(s.shape[1]) == 1)
@@ -228,8 +240,11 @@ def top_k_accuracy_score(
         if int(s.shape[1]) != C:
             raise InvalidInputError(f"y_score has {int(s.shape[1])} columns but there are {C} classes; give labels")
     if k >= C:
-        warnings.warn(f"k ({k}) >= the number of classes ({C}) gives a perfect, meaningless score",
-                      UndefinedMetricWarning, stacklevel=2)
+        warnings.warn(
+            f"k ({k}) >= the number of classes ({C}) gives a perfect, meaningless score",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
     if binary:
         if k == 1:
             lo, hi = _host(xp.min(s), xp.max(s))
@@ -283,17 +298,28 @@ def log_loss(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: bool = 
     if hi > 1 or lo < 0:
         raise InvalidInputError(f"y_pred must be probabilities in [0, 1], got values in [{lo}, {hi}]")
     if labels is not None and not _sorted_labels(labels):
-        warnings.warn(f"labels {to_numpy(labels).tolist()} are not sorted: the columns of y_pred are taken as "
-                      "the sorted labels", UserWarning, stacklevel=2)
-        labels = np.sort(np.asarray(labels)).tolist() if not hasattr(labels, "shape") else array_namespace(labels).sort(labels)
+        warnings.warn(
+            f"labels {to_numpy(labels).tolist()} are not sorted: the columns of y_pred are taken as the sorted labels",
+            UserWarning,
+            stacklevel=2,
+        )
+        labels = (
+            np.sort(np.asarray(labels)).tolist()
+            if not hasattr(labels, "shape")
+            else array_namespace(labels).sort(labels)
+        )
     _, classes, (codes,) = _encode(y_true, labels=labels, names=("y_true",))
     C = int(classes.shape[0])
     if C < 2:
-        raise InvalidInputError(f"y_true contains only one label {to_numpy(classes).tolist()}; give all classes in labels")
+        raise InvalidInputError(
+            f"y_true contains only one label {to_numpy(classes).tolist()}; give all classes in labels"
+        )
     codes = _codes_on(codes, xp, dev)
     n = int(codes.shape[0])
     if n != int(P.shape[0]) or n == 0:
-        raise InvalidInputError(f"y_true and y_pred must be non-empty and of equal length, got {n} and {int(P.shape[0])}")
+        raise InvalidInputError(
+            f"y_true and y_pred must be non-empty and of equal length, got {n} and {int(P.shape[0])}"
+        )
     if labels is not None and bool(xp.any(codes < 0)):
         raise InvalidInputError("y_true contains labels that are not in labels")
     if P.ndim == 1:
@@ -312,5 +338,7 @@ def log_loss(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: bool = 
     ll = xp.sum(xp.where(cols == codes[:, None], xp.log(P), xp.zeros_like(P)))
     off, total = _host(off, ll)
     if off:
-        warnings.warn("The y_pred values do not sum to one. Make sure to pass probabilities.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "The y_pred values do not sum to one. Make sure to pass probabilities.", UserWarning, stacklevel=2
+        )
     return -total / n if normalize else -total

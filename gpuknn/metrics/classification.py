@@ -16,13 +16,12 @@ import math
 import warnings
 from typing import Any
 
+import array_api_compat.numpy as _npx
 import numpy as np
 
-import array_api_compat.numpy as _npx
-
 from .._backend import array_namespace, from_numpy, to_numpy
-from .._delegation import bincount, on_input_device
 from .._backend import device_of as _device
+from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
 
 __all__ = [
@@ -63,9 +62,7 @@ def _as_1d(y: Any, xp: Any, name: str, device: Any = None) -> Any:
 
 def _check_lengths(a: Any, b: Any, names: tuple[str, str] = ("y_true", "y_pred")) -> None:
     if a.shape[0] != b.shape[0]:
-        raise InvalidInputError(
-            f"{names[0]} and {names[1]} have different lengths: {a.shape[0]} and {b.shape[0]}"
-        )
+        raise InvalidInputError(f"{names[0]} and {names[1]} have different lengths: {a.shape[0]} and {b.shape[0]}")
     if a.shape[0] == 0:
         raise InvalidInputError(f"{names[0]} and {names[1]} are empty")
 
@@ -116,11 +113,11 @@ def _check_finite_labels(y: Any, xp: Any, name: str, discrete: bool = False) -> 
     raise InvalidInputError(
         f"Classification metrics can't handle continuous targets: {name} has non-integer "
         f"values at {bad.size} position(s), e.g. {name}[{int(bad[0])}] = {first!r}; give "
-        "class labels (integers, strings, or floats with integer values)")
+        "class labels (integers, strings, or floats with integer values)"
+    )
 
 
-def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = (),
-            discrete: bool = False) -> tuple[Any, Any, list]:
+def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = (), discrete: bool = False) -> tuple[Any, Any, list]:
     """Encode label vectors to class indices ``0..C-1``.
 
     Returns ``(xp, classes, codes)``: ``classes`` the sorted union (or ``labels`` in the
@@ -297,8 +294,7 @@ def confusion_matrix(y_true: Any, y_pred: Any, *, labels: Any = None, normalize:
     return _divide(cmf, den, 0.0, xp, "normalised confusion matrix")
 
 
-def _per_class_counts(y_true: Any, y_pred: Any, labels: Any,
-                      discrete: bool = False) -> tuple[Any, Any, Any, Any, Any]:
+def _per_class_counts(y_true: Any, y_pred: Any, labels: Any, discrete: bool = False) -> tuple[Any, Any, Any, Any, Any]:
     """(xp, classes, tp, n_pred, n_true) per class as float64 arrays (``discrete``: refuse
     non-integer float labels, as the scores of this module do)."""
     xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"), discrete=discrete)
@@ -314,9 +310,7 @@ def _per_class_counts(y_true: Any, y_pred: Any, labels: Any,
 def _binary_index(xp: Any, classes: Any, pos_label: Any, present: Any) -> int:
     n_present = int(xp.sum(xp.astype(present, xp.int64)))
     if n_present > 2:
-        raise InvalidInputError(
-            f"average='binary' needs at most 2 classes, got {n_present}; choose another average"
-        )
+        raise InvalidInputError(f"average='binary' needs at most 2 classes, got {n_present}; choose another average")
     cls = to_numpy(classes)
     hits = np.nonzero(cls == pos_label)[0]
     if hits.size == 0 or not bool(to_numpy(present)[hits[0]]):
@@ -328,8 +322,14 @@ def _binary_index(xp: Any, classes: Any, pos_label: Any, present: Any) -> int:
 
 @on_input_device
 def precision_recall_fscore_support(
-    y_true: Any, y_pred: Any, *, beta: float = 1.0, labels: Any = None, pos_label: Any = 1,
-    average: str | None = None, zero_division: Any = 0.0,
+    y_true: Any,
+    y_pred: Any,
+    *,
+    beta: float = 1.0,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = None,
+    zero_division: Any = 0.0,
 ) -> tuple[Any, Any, Any, Any]:
     """Precision, recall, F-beta and support per class or averaged (scikit-learn semantics).
 
@@ -401,7 +401,12 @@ def precision_recall_fscore_support(
 
 @on_input_device
 def f1_score(
-    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = "binary",
     zero_division: Any = 0.0,
 ) -> Any:
     """F1 score (harmonic mean of precision and recall); see :func:`precision_recall_fscore_support`.
@@ -486,7 +491,9 @@ def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_divi
     if isinstance(pos_label, np.generic):
         pos_label = pos_label.item()  # strict namespaces accept Python scalars only
     comparable = isinstance(pos_label, (str, bytes)) == strings and (
-        strings or (isinstance(pos_label, (int, float)) and not (isinstance(pos_label, float) and math.isnan(pos_label))))
+        strings
+        or (isinstance(pos_label, (int, float)) and not (isinstance(pos_label, float) and math.isnan(pos_label)))
+    )
     if comparable:
         t, p = yt == pos_label, yp == pos_label
         tp = int(xp.sum(xp.astype(t & p, xp.int64)))
@@ -499,7 +506,8 @@ def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_divi
         if present.size >= 2:
             raise InvalidInputError(
                 f"pos_label={pos_label!r} is not a valid label: it occurs in neither y_true nor "
-                f"y_pred; labels present: {present.tolist()}")
+                f"y_pred; labels present: {present.tolist()}"
+            )
     tn = int(yt.shape[0]) - tp - fp - fn
     zd = 0.0 if zero_division == "warn" else float(zero_division)
 
@@ -512,6 +520,14 @@ def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_divi
 
     prec = ratio(tp, tp + fp, "precision")
     rec = ratio(tp, tp + fn, "recall")
-    return {"tp": tp, "fp": fp, "tn": tn, "fn": fn, "precision": prec, "recall": rec,
-            "specificity": ratio(tn, tn + fp, "specificity"), "f1": ratio(2 * tp, 2 * tp + fp + fn, "F1"),
-            "accuracy": (tp + tn) / int(yt.shape[0])}
+    return {
+        "tp": tp,
+        "fp": fp,
+        "tn": tn,
+        "fn": fn,
+        "precision": prec,
+        "recall": rec,
+        "specificity": ratio(tn, tn + fp, "specificity"),
+        "f1": ratio(2 * tp, 2 * tp + fp + fn, "F1"),
+        "accuracy": (tp + tn) / int(yt.shape[0]),
+    }

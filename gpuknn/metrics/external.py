@@ -56,9 +56,7 @@ def contingency_matrix(labels_true: Any, labels_pred: Any) -> Any:
     xp, ct, (t,) = _encode(labels_true, names=("labels_true",))
     _, cp, (p,) = _encode(labels_pred, names=("labels_pred",))
     if t.shape[0] != p.shape[0]:
-        raise InvalidInputError(
-            f"labels_true and labels_pred have different lengths: {t.shape[0]} and {p.shape[0]}"
-        )
+        raise InvalidInputError(f"labels_true and labels_pred have different lengths: {t.shape[0]} and {p.shape[0]}")
     if t.shape[0] == 0:
         raise InvalidInputError("labels_true and labels_pred are empty")
     if type(t) is not type(p):

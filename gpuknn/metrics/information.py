@@ -75,9 +75,13 @@ def _summary(labels_true: Any, labels_pred: Any, *, margins: bool = False) -> di
     if margins:
         parts += [a, b]
     v = to_numpy(xp.concat(parts)).astype(np.float64)  # the one transfer to the host
-    out = {"mi": 0.0 if R == 1 or C == 1 else max(float(v[0]), 0.0),
-           "h_true": 0.0 if R == 1 else float(v[1]), "h_pred": 0.0 if C == 1 else float(v[2]),
-           "R": R, "C": C}
+    out = {
+        "mi": 0.0 if R == 1 or C == 1 else max(float(v[0]), 0.0),
+        "h_true": 0.0 if R == 1 else float(v[1]),
+        "h_pred": 0.0 if C == 1 else float(v[2]),
+        "R": R,
+        "C": C,
+    }
     if margins:
         out["a"], out["b"] = v[3 : 3 + R].astype(np.int64), v[3 + R :].astype(np.int64)
     return out
@@ -95,9 +99,7 @@ def _average(u: float, v: float, method: str) -> float:
 
 def _check_average(method: Any) -> str:
     if method not in _AVERAGES:
-        raise InvalidInputError(
-            f"average_method must be 'min', 'geometric', 'arithmetic' or 'max', got {method!r}"
-        )
+        raise InvalidInputError(f"average_method must be 'min', 'geometric', 'arithmetic' or 'max', got {method!r}")
     return method
 
 
@@ -132,8 +134,9 @@ def _expected_mutual_info(a: np.ndarray, b: np.ndarray) -> float:
         first = np.repeat(np.cumsum(L) - L, L)
         k = start[pair] + (np.arange(int(L.sum())) - first)
         a_, b_ = A[pair], B[pair]
-        log_p = (lf[a_] + lf[b_] + lf[n - a_] + lf[n - b_] - lf[n] - lf[k] - lf[a_ - k]
-                 - lf[b_ - k] - lf[n - a_ - b_ + k])
+        log_p = (
+            lf[a_] + lf[b_] + lf[n - a_] + lf[n - b_] - lf[n] - lf[k] - lf[a_ - k] - lf[b_ - k] - lf[n - a_ - b_ + k]
+        )
         term = (k / n) * (math.log(n) + np.log(k) - np.log(a_) - np.log(b_)) * np.exp(log_p)
         total += float(np.sum(term * W[pair]))
         p0 = p1
@@ -171,9 +174,7 @@ def mutual_info_score(labels_true: Any, labels_pred: Any) -> float:
 
 
 @on_input_device
-def normalized_mutual_info_score(
-    labels_true: Any, labels_pred: Any, *, average_method: str = "arithmetic"
-) -> float:
+def normalized_mutual_info_score(labels_true: Any, labels_pred: Any, *, average_method: str = "arithmetic") -> float:
     """Mutual information normalised by a mean of the two entropies, in [0, 1].
 
     1.0 when both labelings have a single class (or are empty); 0.0 when the mutual
@@ -208,9 +209,7 @@ def normalized_mutual_info_score(
 
 
 @on_input_device
-def adjusted_mutual_info_score(
-    labels_true: Any, labels_pred: Any, *, average_method: str = "arithmetic"
-) -> float:
+def adjusted_mutual_info_score(labels_true: Any, labels_pred: Any, *, average_method: str = "arithmetic") -> float:
     """Mutual information adjusted for chance: ``(MI − E[MI]) / (mean(H_U, H_V) − E[MI])``.
 
     1.0 for identical partitions (and when both have a single class, or are empty), about

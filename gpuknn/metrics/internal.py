@@ -16,13 +16,14 @@ means and correlations unchanged).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
+from .._delegation import on_input_device
 from ..errors import InvalidInputError
 from .classification import _device, _encode
 from .external import _hubert_gamma_partitions

@@ -32,7 +32,11 @@ def _scores(y_score: Any, y_true: Any) -> tuple[Any, Any]:
         s = from_numpy(np.asarray(y_score, dtype=np.float64), xp, device=None if base is None else _device(base))
     else:
         s = y_score
-        xp = array_namespace(s) if _is_host_nonnumeric(y_true) or not hasattr(y_true, "shape") else array_namespace(s, y_true)
+        xp = (
+            array_namespace(s)
+            if _is_host_nonnumeric(y_true) or not hasattr(y_true, "shape")
+            else array_namespace(s, y_true)
+        )
     if not xp.isdtype(s.dtype, "real floating"):
         s = xp.astype(s, xp.float64)
     if s.ndim not in (1, 2):
@@ -61,7 +65,9 @@ def _positive(y_true: Any, pos_label: Any, xp: Any, dev: Any) -> Any:
     if pos_label is None:
         classes = set(to_numpy(yx.unique_values(y)).tolist() if yx is not None else np.unique(y).tolist())
         if not (classes <= {0, 1} or classes <= {-1, 1}):
-            raise InvalidInputError(f"y_true takes values {sorted(map(str, classes))}, not {{0, 1}} or {{-1, 1}}: give pos_label")
+            raise InvalidInputError(
+                f"y_true takes values {sorted(map(str, classes))}, not {{0, 1}} or {{-1, 1}}: give pos_label"
+            )
         pos_label = 1
     if isinstance(pos_label, np.generic):
         pos_label = pos_label.item()  # strict namespaces accept Python scalars only
@@ -112,7 +118,9 @@ def precision_recall_curve(
         raise InvalidInputError(f"y_score must be 1-D, got shape {tuple(s.shape)}")
     y = _positive(y_true, pos_label, xp, dev)
     if y.shape[0] != s.shape[0] or s.shape[0] == 0:
-        raise InvalidInputError(f"y_true and y_score must be non-empty and of equal length, got {y.shape[0]} and {s.shape[0]}")
+        raise InvalidInputError(
+            f"y_true and y_score must be non-empty and of equal length, got {y.shape[0]} and {s.shape[0]}"
+        )
     fps, tps, thr = _roc_counts(y, s, xp)
     if drop_intermediate and int(tps.shape[0]) > 2:
         true = xp.ones(1, dtype=xp.bool, device=dev)
@@ -122,8 +130,11 @@ def precision_recall_curve(
     precision = tps / (tps + fps)  # tps + fps = samples above the threshold >= 1
     P = float(tps[-1])
     if P == 0:
-        warnings.warn("No positive class found in y_true, recall is set to one for all thresholds.",
-                      UndefinedMetricWarning, stacklevel=2)
+        warnings.warn(
+            "No positive class found in y_true, recall is set to one for all thresholds.",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
         recall = xp.ones_like(tps)
     else:
         recall = tps / P
@@ -219,7 +230,9 @@ def average_precision_score(y_true: Any, y_score: Any, *, average: str | None = 
             raise InvalidInputError(f"y_true is binary: y_score must be 1-D, got shape {tuple(s.shape)}")
         s = xp.reshape(s, (-1, 1))
     if tuple(s.shape) != tuple(Y.shape):
-        raise InvalidInputError(f"y_score must be of shape {tuple(Y.shape)} (one column per class), got {tuple(s.shape)}")
+        raise InvalidInputError(
+            f"y_score must be of shape {tuple(Y.shape)} (one column per class), got {tuple(s.shape)}"
+        )
     if binary or average == "micro":
         Y, s = xp.reshape(Y, (-1, 1)), xp.reshape(s, (-1, 1))
     elif average == "samples":
@@ -228,8 +241,11 @@ def average_precision_score(y_true: Any, y_score: Any, *, average: str | None = 
         return 0.0  # no positive anywhere: scikit-learn's 0, without a warning
     ap, n_pos = _column_ap(Y, s, xp)
     if bool(xp.any(n_pos == 0)):
-        warnings.warn("No positive class found in y_true, recall is set to one for all thresholds.",
-                      UndefinedMetricWarning, stacklevel=2)
+        warnings.warn(
+            "No positive class found in y_true, recall is set to one for all thresholds.",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
     if binary or average == "micro":
         return float(ap[0])
     if average is None:

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, from_numpy, to_numpy
+from .._delegation import on_input_device
 from ..errors import InvalidInputError
 from .classification import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
 
@@ -199,7 +199,9 @@ def roc_auc_score(
             raise InvalidInputError(f"y_true has {classes.size} classes: pass (n, C) scores and multi_class")
         y = _binary_target(y_true, classes[-1] if classes.size else None, xp)
         if y.shape[0] != s.shape[0] or s.shape[0] == 0:
-            raise InvalidInputError(f"y_true and y_score have different lengths (or none): {y.shape[0]} and {s.shape[0]}")
+            raise InvalidInputError(
+                f"y_true and y_score have different lengths (or none): {y.shape[0]} and {s.shape[0]}"
+            )
         if classes.size < 2:
             _warn_one_class("ROC AUC")
             return float("nan")
@@ -286,7 +288,9 @@ def borda_rank(scores_list: Any) -> Any:
     rows = [_check_scores(r, xp, 1, name=f"scores_list[{i}]") for i, r in enumerate(rows)]
     n = int(rows[0].shape[0])
     if n == 0 or any(int(r.shape[0]) != n for r in rows):
-        raise InvalidInputError(f"scorings must be non-empty and of equal length, got {[int(r.shape[0]) for r in rows]}")
+        raise InvalidInputError(
+            f"scorings must be non-empty and of equal length, got {[int(r.shape[0]) for r in rows]}"
+        )
     total = _average_ranks(rows[0], xp)
     for r in rows[1:]:
         total = total + _average_ranks(r, xp)
@@ -348,5 +352,8 @@ def roc_convex_hull(fpr: Any, tpr: Any) -> tuple[Any, Any, Any]:
         hull.append(j)
     h = np.asarray(hull)
     dev = _device(fpr)
-    return (from_numpy(xs[h], xp, device=dev), from_numpy(ys[h], xp, device=dev),
-            from_numpy(idx[h].astype(np.int64), xp, device=dev))
+    return (
+        from_numpy(xs[h], xp, device=dev),
+        from_numpy(ys[h], xp, device=dev),
+        from_numpy(idx[h].astype(np.int64), xp, device=dev),
+    )

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, validate_matrix
+from .._delegation import on_input_device
 from ..errors import InvalidInputError
 from .classification import _device
 from .internal import _distance_blocks, _label_codes, _prepare
@@ -59,9 +59,7 @@ def _centre_distances(C: Any, xp: Any) -> Any:
 
 
 @on_input_device
-def dunn_index(
-    X: Any, labels: Any, *, metric: str = "euclidean", working_memory: int | None = None
-) -> float:
+def dunn_index(X: Any, labels: Any, *, metric: str = "euclidean", working_memory: int | None = None) -> float:
     """Dunn index: smallest between-cluster distance over largest cluster diameter.
 
     ``min_{c(i)≠c(j)} d(i, j) / max_{c(i)=c(j)} d(i, j)`` (single-linkage separation,

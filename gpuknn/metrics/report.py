@@ -15,9 +15,8 @@ import math
 import warnings
 from typing import Any
 
-import numpy as np
-
 import array_api_compat.numpy as _npx
+import numpy as np
 
 from .._backend import array_namespace, check_int, to_numpy
 from .._delegation import on_input_device
@@ -49,8 +48,14 @@ def _prf(tp: np.ndarray, npred: np.ndarray, ntrue: np.ndarray, zero_division: An
 
 @on_input_device
 def classification_report(
-    y_true: Any, y_pred: Any, *, labels: Any = None, target_names: Any = None, digits: int = 2,
-    output_dict: bool = False, zero_division: Any = 0.0,
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    target_names: Any = None,
+    digits: int = 2,
+    output_dict: bool = False,
+    zero_division: Any = 0.0,
 ) -> str | dict:
     """Text (or dict) summary of precision, recall, F1 and support per class and averaged.
 
@@ -99,12 +104,15 @@ def classification_report(
     counts = to_numpy(xp.stack([tp, npred, ntrue]))  # the one transfer
     tp, npred, ntrue = (np.asarray(c, dtype=np.float64) for c in counts)
     n = _n_samples(y_true)
-    names = ["%s" % c for c in to_numpy(classes).tolist()] if target_names is None else [str(t) for t in target_names]
+    names = [str(c) for c in to_numpy(classes).tolist()] if target_names is None else [str(t) for t in target_names]
     if len(names) != tp.shape[0]:
         if labels is None:
-            raise InvalidInputError(f"target_names has {len(names)} names but there are {tp.shape[0]} classes; give labels")
-        warnings.warn(f"labels size, {tp.shape[0]}, does not match size of target_names, {len(names)}", UserWarning,
-                      stacklevel=2)
+            raise InvalidInputError(
+                f"target_names has {len(names)} names but there are {tp.shape[0]} classes; give labels"
+            )
+        warnings.warn(
+            f"labels size, {tp.shape[0]}, does not match size of target_names, {len(names)}", UserWarning, stacklevel=2
+        )
     # micro average is the accuracy when every sample's labels are among `labels`
     micro_is_accuracy = labels is None or (ntrue.sum() == n and npred.sum() == n)
     p, r, f = _prf(tp, npred, ntrue, zero_division)
@@ -148,8 +156,14 @@ def _check_average(average: Any, allowed: tuple) -> None:
 
 @on_input_device
 def sensitivity_specificity_support(
-    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = None,
-    warn_for: Any = ("sensitivity", "specificity"), zero_division: Any = 0.0,
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = None,
+    warn_for: Any = ("sensitivity", "specificity"),
+    zero_division: Any = 0.0,
 ) -> tuple[Any, Any, Any]:
     """Sensitivity (recall, ``tp / (tp + fn)``), specificity (``tn / (tn + fp)``) and support
     per class, one class against the rest (imbalanced-learn's definitions).
@@ -215,7 +229,12 @@ def sensitivity_specificity_support(
 
 @on_input_device
 def geometric_mean_score(
-    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "multiclass",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = "multiclass",
     correction: float = 0.0,
 ) -> Any:
     """Geometric mean of per-class recalls (imbalanced-learn's ``geometric_mean_score``).
@@ -254,8 +273,13 @@ def geometric_mean_score(
         raise InvalidInputError(f"correction must be a number >= 0, got {correction!r}")
     if average != "multiclass":
         sen, spe, _ = sensitivity_specificity_support(
-            y_true, y_pred, labels=labels, pos_label=pos_label, average=average,
-            warn_for=("specificity",), zero_division="warn",
+            y_true,
+            y_pred,
+            labels=labels,
+            pos_label=pos_label,
+            average=average,
+            warn_for=("specificity",),
+            zero_division="warn",
         )
         if average is None:
             return array_namespace(sen).sqrt(sen * spe)

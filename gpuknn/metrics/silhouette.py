@@ -26,9 +26,9 @@ import numpy as np
 from .._backend import array_namespace, check_int, default_working_memory, from_numpy, validate_matrix
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
-from .classification import _device
 from ..neighbors import _check_magnitude
 from ..ops.distance import _unit_rows
+from .classification import _device
 from .internal import _distance_blocks, _label_codes, _prepare
 
 __all__ = ["silhouette_samples", "silhouette_score", "calinski_harabasz_score"]
@@ -59,9 +59,7 @@ def _validated(X: Any, labels: Any, metric: str) -> tuple[Any, Any, Any, int]:
         diag = xp.take(xp.reshape(X, (-1,)), xp.arange(0, n * n, n + 1, device=_device(X)))
         atol = 100 * float(xp.finfo(X.dtype).eps)
         if bool(xp.any(xp.abs(diag) > atol)):
-            raise InvalidInputError(
-                "the precomputed distance matrix X has non-zero entries on its diagonal"
-            )
+            raise InvalidInputError("the precomputed distance matrix X has non-zero entries on its diagonal")
     codes, K = _label_codes(labels, X, n)
     return X, xp, codes, K
 
@@ -72,8 +70,10 @@ def _silhouette(X: Any, xp: Any, codes: Any, K: int, metric: str, working_memory
     dev = _device(X)
     counts = bincount(codes, K)
     _check_n_labels(int(xp.sum(xp.astype(counts > 0, xp.int64))), n)
-    wm = default_working_memory(xp) if working_memory is None else check_int(
-        working_memory, name="working_memory", low=1
+    wm = (
+        default_working_memory(xp)
+        if working_memory is None
+        else check_int(working_memory, name="working_memory", low=1)
     )
     onehot = xp.astype(codes[:, None] == xp.arange(K, dtype=xp.int64, device=dev)[None, :], X.dtype)
     if metric == "precomputed":
@@ -120,8 +120,9 @@ def _cluster_sums(X: Any, xp: Any, onehot: Any, metric: str, working_memory: int
     starts = list(range(0, n, rows))
     if metric in ("euclidean", "sqeuclidean"):
         sq = xp.vecdot(X, X, axis=-1)
-    parts = [xp.zeros((min(s + rows, n) - s, int(onehot.shape[1])), dtype=xp.float64,
-                      device=_device(X)) for s in starts]
+    parts = [
+        xp.zeros((min(s + rows, n) - s, int(onehot.shape[1])), dtype=xp.float64, device=_device(X)) for s in starts
+    ]
     for i, si in enumerate(starts):
         ei = min(si + rows, n)
         A = _prepared(X[si:ei, :], metric, xp)
@@ -155,9 +156,7 @@ def _prepared(B: Any, metric: str, xp: Any) -> Any:
 
 
 @on_input_device
-def silhouette_samples(
-    X: Any, labels: Any, *, metric: str = "euclidean", working_memory: int | None = None
-) -> Any:
+def silhouette_samples(X: Any, labels: Any, *, metric: str = "euclidean", working_memory: int | None = None) -> Any:
     """Silhouette coefficient of every sample (scikit-learn's ``silhouette_samples``).
 
     ``s_i = (b_i − a_i) / max(a_i, b_i)``: ``a_i`` is the mean distance from i to the other

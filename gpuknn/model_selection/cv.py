@@ -9,19 +9,20 @@ scores every (p, k) from one accumulated projection. The per-fold steps
 from __future__ import annotations
 
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device, take_rows
 from .._backend import array_namespace, device_of, to_numpy, validate_matrix
+from .._delegation import on_input_device, take_rows
 from ..classifiers._base import encode_labels
 from ..errors import InvalidInputError
-from .splitters import StratifiedKFold
 from ..neighbors import search
 from ..ops.exact import distance_interval, keys_to_distances
 from ..ops.gram import prefix_reference
 from .psweep import prefix_refine
+from .splitters import StratifiedKFold
 from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_many_k
 
 __all__ = ["SweepTable", "cross_validate_k", "cross_validate_kp", "fold_k_scores", "fold_kp_scores"]
@@ -65,33 +66,60 @@ def _labels(y_train_dev: Any, nbr: Any, xp: Any) -> Any:
     return xp.reshape(xp.take(y_train_dev, xp.reshape(nbr, (-1,))), nbr.shape)
 
 
-def fold_k_scores(X_train, y_train, X_test, y_test, ks, *, n_classes, metric, weights, scoring,
-                  working_memory=None) -> dict:
+def fold_k_scores(
+    X_train, y_train, X_test, y_test, ks, *, n_classes, metric, weights, scoring, working_memory=None
+) -> dict:
     """Scores of every (weights, k) on one fold; labels are class indices in X's namespace."""
     nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
     xp = array_namespace(X_train)
     va = nb.vote_args()
-    return score_many_k(_labels(y_train, nb.indices, xp), va["distances"], y_test, ks,
-                        n_classes=n_classes, weights=weights, scoring=scoring,
-                        bounds=va["bounds"], refine=va["refine"])
+    return score_many_k(
+        _labels(y_train, nb.indices, xp),
+        va["distances"],
+        y_test,
+        ks,
+        n_classes=n_classes,
+        weights=weights,
+        scoring=scoring,
+        bounds=va["bounds"],
+        refine=va["refine"],
+    )
 
 
-def fold_kp_scores(Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metric, weights, scoring,
-                   working_memory=None, on_tile=None) -> dict:
+def fold_kp_scores(
+    Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metric, weights, scoring, working_memory=None, on_tile=None
+) -> dict:
     """``{p: scores}`` for every p on one fold, from rows projected onto ``max(ps)`` components."""
     xp = array_namespace(Z_train)
     ps = sorted(set(ps))
     refs = [prefix_reference(Z_train, p, metric) for p in ps]
-    nbrs = neighbors_for_p_sweep(Z_train, Z_test, ps, max(ks), metric=metric, references=refs,
-                                 working_memory=working_memory, on_tile=on_tile, return_keys=True,
-                                 labels=y_train)
+    nbrs = neighbors_for_p_sweep(
+        Z_train,
+        Z_test,
+        ps,
+        max(ks),
+        metric=metric,
+        references=refs,
+        working_memory=working_memory,
+        on_tile=on_tile,
+        return_keys=True,
+        labels=y_train,
+    )
     out = {}
     for p, ref in zip(ps, refs):
         keys, i, err = nbrs.pop(p)  # free each p's neighbours as soon as it is scored
         bounds = distance_interval(keys, err, metric) if bool(xp.any(err > 0)) else None
-        out[p] = score_many_k(_labels(y_train, i, xp), keys_to_distances(keys, metric), y_test, ks,
-                              n_classes=n_classes, weights=weights, scoring=scoring, bounds=bounds,
-                              refine=prefix_refine(Z_test, Z_train, p, i, metric, ref.stats))
+        out[p] = score_many_k(
+            _labels(y_train, i, xp),
+            keys_to_distances(keys, metric),
+            y_test,
+            ks,
+            n_classes=n_classes,
+            weights=weights,
+            scoring=scoring,
+            bounds=bounds,
+            refine=prefix_refine(Z_test, Z_train, p, i, metric, ref.stats),
+        )
     return out
 
 
@@ -126,7 +154,8 @@ def check_folds(cv: Any, X: Any, y_codes: np.ndarray) -> list[tuple[np.ndarray, 
         pairs = None
     if pairs is None:
         raise InvalidInputError(
-            f"cv must be None, an int, a splitter with split(X, y) or (train, test) index pairs; got {cv!r}")
+            f"cv must be None, an int, a splitter with split(X, y) or (train, test) index pairs; got {cv!r}"
+        )
     folds = []
     for pair in pairs:
         try:
@@ -137,7 +166,8 @@ def check_folds(cv: Any, X: Any, y_codes: np.ndarray) -> list[tuple[np.ndarray, 
             if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= n:
                 raise InvalidInputError(
                     f"cv fold {len(folds)}: {name} indices must be a non-empty 1-D integer array in "
-                    f"[0, {n}), got shape {idx.shape}, dtype {idx.dtype}")
+                    f"[0, {n}), got shape {idx.shape}, dtype {idx.dtype}"
+                )
         folds.append((tr.astype(np.int64), te.astype(np.int64)))
     if not folds:
         raise InvalidInputError("cv gave no folds")
@@ -153,15 +183,25 @@ def _options(weights: Any, scoring: Any) -> tuple[list, Any, list]:
 
 
 def _rows(scores: dict, ks, fold: int, extra: dict) -> list[dict]:
-    return [{"fold": fold, **extra, "weights": w, "k": k,
-             **{name: float(v[j]) for name, v in per.items()}}
-            for w, per in scores.items() for j, k in enumerate(ks)]
+    return [
+        {"fold": fold, **extra, "weights": w, "k": k, **{name: float(v[j]) for name, v in per.items()}}
+        for w, per in scores.items()
+        for j, k in enumerate(ks)
+    ]
 
 
 @on_input_device
-def cross_validate_k(X: Any, y: Any, ks: Sequence[int], *, cv: Any = None, metric: str = "euclidean",
-                     weights: Sequence[str] = ("uniform",), scoring: Sequence[str] | dict = ("accuracy",),
-                     working_memory: int | None = None) -> SweepTable:
+def cross_validate_k(
+    X: Any,
+    y: Any,
+    ks: Sequence[int],
+    *,
+    cv: Any = None,
+    metric: str = "euclidean",
+    weights: Sequence[str] = ("uniform",),
+    scoring: Sequence[str] | dict = ("accuracy",),
+    working_memory: int | None = None,
+) -> SweepTable:
     """Cross-validated scores of kNN for every k in ``ks`` from one neighbour search per fold.
 
     Parameters
@@ -197,18 +237,37 @@ def cross_validate_k(X: Any, y: Any, ks: Sequence[int], *, cv: Any = None, metri
     weights, scoring, names = _options(weights, scoring)
     rows = []
     for f, (tr, te) in enumerate(folds):
-        sc = fold_k_scores(take_rows(X, tr), take_rows(y_dev, tr), take_rows(X, te), take_rows(y_dev, te),
-                           ks, n_classes=n_classes, metric=metric, weights=weights, scoring=scoring,
-                           working_memory=working_memory)
+        sc = fold_k_scores(
+            take_rows(X, tr),
+            take_rows(y_dev, tr),
+            take_rows(X, te),
+            take_rows(y_dev, te),
+            ks,
+            n_classes=n_classes,
+            metric=metric,
+            weights=weights,
+            scoring=scoring,
+            working_memory=working_memory,
+        )
         rows += _rows(sc, ks, f, {})
     return SweepTable(rows, names)
 
 
 @on_input_device
-def cross_validate_kp(X: Any, y: Any, ks: Sequence[int], ps: Sequence[int], *, cv: Any = None,
-                      metric: str = "correlation", weights: Sequence[str] = ("uniform",),
-                      scoring: Sequence[str] | dict = ("accuracy",), pca_solver: str = "eigh",
-                      random_state: Any = None, working_memory: int | None = None) -> SweepTable:
+def cross_validate_kp(
+    X: Any,
+    y: Any,
+    ks: Sequence[int],
+    ps: Sequence[int],
+    *,
+    cv: Any = None,
+    metric: str = "correlation",
+    weights: Sequence[str] = ("uniform",),
+    scoring: Sequence[str] | dict = ("accuracy",),
+    pca_solver: str = "eigh",
+    random_state: Any = None,
+    working_memory: int | None = None,
+) -> SweepTable:
     """Cross-validated scores for every (p, k): PCA to p components, then kNN.
 
     PCA is fitted on each fold's training part only (no leakage) with ``max(ps)``
@@ -226,9 +285,19 @@ def cross_validate_kp(X: Any, y: Any, ks: Sequence[int], ps: Sequence[int], *, c
     for f, (tr, te) in enumerate(folds):
         Xtr, Xte = take_rows(X, tr), take_rows(X, te)
         pca = PCA(max(ps), solver=pca_solver, random_state=random_state).fit(Xtr)
-        per_p = fold_kp_scores(pca.transform(Xtr), take_rows(y_dev, tr), pca.transform(Xte),
-                               take_rows(y_dev, te), ks, ps, n_classes=n_classes, metric=metric,
-                               weights=weights, scoring=scoring, working_memory=working_memory)
+        per_p = fold_kp_scores(
+            pca.transform(Xtr),
+            take_rows(y_dev, tr),
+            pca.transform(Xte),
+            take_rows(y_dev, te),
+            ks,
+            ps,
+            n_classes=n_classes,
+            metric=metric,
+            weights=weights,
+            scoring=scoring,
+            working_memory=working_memory,
+        )
         for p in ps:
             rows += _rows(per_p[p], ks, f, {"p": p})
     return SweepTable(rows, names)

@@ -28,8 +28,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import CorruptDataError, InvalidInputError, RunDirError
 
@@ -97,8 +98,15 @@ class Journal:
         The journal cannot be written (disk full, read-only, permission).
     """
 
-    def __init__(self, path: str | os.PathLike, settings: dict, *, identity: dict | None = None,
-                 resume: bool = False, ignore: Iterable[str] = ()):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        settings: dict,
+        *,
+        identity: dict | None = None,
+        resume: bool = False,
+        ignore: Iterable[str] = (),
+    ):
         self.path = Path(path)
         self.settings = json.loads(json.dumps(settings))
         self.identity = json.loads(json.dumps(identity if identity is not None else {}))
@@ -109,8 +117,7 @@ class Journal:
             return
         if not resume and self.path.exists():
             self.moved_to = self._move_aside()
-        header = {"journal": FORMAT, "settings": self.settings, "identity": self.identity,
-                  "ignore": self.ignore}
+        header = {"journal": FORMAT, "settings": self.settings, "identity": self.identity, "ignore": self.ignore}
         self._rewrite([self._line(header)])
 
     # -- reading ---------------------------------------------------------------------------
@@ -161,7 +168,7 @@ class Journal:
             if not isinstance(rec, dict) or "journal" in rec:
                 raise self._fail(n, "is not a journal record")
             if not isinstance(rec.get("key"), str):
-                raise self._fail(n, "has no string \"key\"")
+                raise self._fail(n, 'has no string "key"')
             if rec.get(_CHECKSUM) != line_checksum(rec):
                 what = "has no checksum" if _CHECKSUM not in rec else "has a bad checksum"
                 raise self._fail(n, f"({rec['key']}) {what}: it was edited or damaged")
@@ -183,7 +190,8 @@ class Journal:
         if other:
             parts.append("it was written with other settings (differing: " + "; ".join(other) + ")")
         raise InvalidInputError(
-            f"cannot resume {self.path}: " + " and ".join(parts)
+            f"cannot resume {self.path}: "
+            + " and ".join(parts)
             + "; use the same data and options, drop --resume to start afresh, or use another --out"
         )
 

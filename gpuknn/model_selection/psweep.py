@@ -11,7 +11,8 @@ projection-sized GEMM plus one scoring pass and one top-k per p.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .._backend import (
     array_namespace,
@@ -136,29 +137,41 @@ def neighbors_for_p_sweep(
             continue
         tiles = []
         for a, b in group:
-            bounds = [_bounds(Z_test[a:b, :p], p, metric, refs[j], u=u64 if j in sweep.wide else u,
-                              eta=eta64 if j in sweep.wide else eta, steps=j + 1)
-                      for j, p in enumerate(ps)]
+            bounds = [
+                _bounds(
+                    Z_test[a:b, :p],
+                    p,
+                    metric,
+                    refs[j],
+                    u=u64 if j in sweep.wide else u,
+                    eta=eta64 if j in sweep.wide else eta,
+                    steps=j + 1,
+                )
+                for j, p in enumerate(ps)
+            ]
             tiles.append((Z_test[a:b, :], [q[a:b] for q in q_sum], bounds))
         done0 = group[0][0]
-        progress = None if on_tile is None else (
-            lambda frac, d0=done0, d1=group[-1][1]: on_tile(d0 + round((d1 - d0) * frac), n_te))
+        progress = (
+            None
+            if on_tile is None
+            else (lambda frac, d0=done0, d1=group[-1][1]: on_tile(d0 + round((d1 - d0) * frac), n_te))
+        )
         cands = _nominate(sweep, tiles, kk, progress)
         for (a, b), (Zq, qs, bounds), cand in zip(group, tiles, cands):
             for j, p in enumerate(ps):
                 keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Zq, qs[j], k_max, bounds[j], labels)
-                parts[p].append((keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype),
-                                 best, err))
+                parts[p].append(
+                    (keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype), best, err)
+                )
                 if failed > _WIDEN * (b - a):
                     # float32 cannot order this size's neighbours (their keys are closer than
                     # its rounding, as at p = 3 under correlation): later tiles score it in float64.
                     sweep.wide.add(j)
     n_out = 3 if return_keys else 2
-    return {p: tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out))
-            for p, v in parts.items()}
+    return {p: tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out)) for p, v in parts.items()}
 
 
-def _nominate(sweep: "_Sweep", tiles: list, kk: int, progress: Any) -> list:
+def _nominate(sweep: _Sweep, tiles: list, kk: int, progress: Any) -> list:
     """:meth:`_Sweep.nominate`, retried with reference blocks of half the width when the
     device runs out of memory (the tiles scale with the width; the lists do not)."""
     while True:
@@ -190,12 +203,22 @@ class _Sweep:
             q = xp.astype(Zq[:, :p], f64)
             lift = None if bounds[3] is None else (bounds[3], xp.astype(ref.kappa_rows[c0:c1], f64))
             w = None if ref.stats.inv_norm is None else ref.stats.inv_norm[c0:c1]
-            return score_from_gram(q @ Zr.T, p, self.metric, xp.sum(q, axis=1), xp.sum(Zr, axis=1),
-                                   xp.sum(Zr * Zr, axis=1), w, lift=lift, out=out64)
+            return score_from_gram(
+                q @ Zr.T,
+                p,
+                self.metric,
+                xp.sum(q, axis=1),
+                xp.sum(Zr, axis=1),
+                xp.sum(Zr * Zr, axis=1),
+                w,
+                lift=lift,
+                out=out64,
+            )
         lift = None if bounds[3] is None else (xp.astype(bounds[3], G.dtype), ref.kappa_rows[c0:c1])
         w = None if ref.weight is None else ref.weight[c0:c1]
-        return score_from_gram(G, p, self.metric, q_sum, self.r_sum[j][c0:c1],
-                               self.r_n2[j][c0:c1], w, out=out, lift=lift)
+        return score_from_gram(
+            G, p, self.metric, q_sum, self.r_sum[j][c0:c1], self.r_n2[j][c0:c1], w, out=out, lift=lift
+        )
 
     def nominate(self, tiles, kk, *, progress=None):
         """Each p's ``kk`` best tile scores per query row (descending) and their indices,
@@ -222,8 +245,7 @@ class _Sweep:
         for nb_i, c0 in enumerate(range(0, n_tr, self.cols)):
             c1 = min(c0 + self.cols, n_tr)
             bounds_p = [0] + list(self.ps)
-            chunks = [xp.asarray(self.Z[c0:c1, bounds_p[j] : bounds_p[j + 1]], copy=True)
-                      for j in range(len(self.ps))]
+            chunks = [xp.asarray(self.Z[c0:c1, bounds_p[j] : bounds_p[j + 1]], copy=True) for j in range(len(self.ps))]
             for t, (Zq, q_sums, bounds) in enumerate(tiles):
                 m = Zq.shape[0]
                 G = xp.reshape(gbuf[: m * (c1 - c0)], (m, c1 - c0))
@@ -289,8 +311,9 @@ def _bounds(Zq, p, metric, ref, *, u, eta, steps):
     xp = array_namespace(Zq)
     q_stats = row_stats(Zq, metric)
     q_norm = xp.sqrt(dot64(Zq, Zq))
-    bound, scale, shift, lift = prefix_bound(metric, p, q_stats, q_norm, ref, u=u, eta=eta,
-                                             per_row=ref.kappa > _KAPPA_SPREAD, steps=steps)
+    bound, scale, shift, lift = prefix_bound(
+        metric, p, q_stats, q_norm, ref, u=u, eta=eta, per_row=ref.kappa > _KAPPA_SPREAD, steps=steps
+    )
     return q_stats, bound, scale, lift, shift
 
 
@@ -314,12 +337,13 @@ def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds, labels=None):
         return res.keys, res.index, res.err, 0
     bad = xp.nonzero(~res.ok)[0]
     kth, qb_stats = xp.take(res.keys[:, k - 1], bad), take_stats(q_stats, bad)
-    batches = sweep.collect(j, xp.take(Zq, bad, axis=0), xp.take(q_sum, bad), _rows_of(bounds, bad, xp),
-                            xp.take(res.threshold, bad))
-    kb, ib = collect_top(batches, xp.take(Zp, bad, axis=0), Zr, metric, ref.stats,
-                         qb_stats, k, kth=kth)
-    keys, index, err = replace_rows(bad, res.ok.shape[0], [
-        (res.keys, kb), (res.index, xp.astype(ib, xp.int64)), (res.err, xp.zeros_like(kth))])
+    batches = sweep.collect(
+        j, xp.take(Zq, bad, axis=0), xp.take(q_sum, bad), _rows_of(bounds, bad, xp), xp.take(res.threshold, bad)
+    )
+    kb, ib = collect_top(batches, xp.take(Zp, bad, axis=0), Zr, metric, ref.stats, qb_stats, k, kth=kth)
+    keys, index, err = replace_rows(
+        bad, res.ok.shape[0], [(res.keys, kb), (res.index, xp.astype(ib, xp.int64)), (res.err, xp.zeros_like(kth))]
+    )
     return keys, index, err, _unsettled(kth, metric, xp)
 
 
@@ -332,6 +356,7 @@ def _unsettled(kth, metric, xp):
 
 def _rows_of(bounds, rows, xp):
     """The per-row parts of :func:`_bounds`'s result for the given rows only."""
+
     def sub(v):
         return v if v is None or not hasattr(v, "shape") or v.ndim == 0 else xp.take(v, rows)
 
@@ -346,8 +371,7 @@ def prefix_refine(Z_test: Any, Z_train: Any, p: int, index: Any, metric: str, st
 
     def refine(rows: Any) -> Any:
         xp = array_namespace(index)
-        keys = exact_keys(xp.take(Z_test, rows, axis=0), Z_train, xp.take(index, rows, axis=0),
-                          metric, stats, n_cols=p)
+        keys = exact_keys(xp.take(Z_test, rows, axis=0), Z_train, xp.take(index, rows, axis=0), metric, stats, n_cols=p)
         return keys_to_distances(xp.sort(keys, axis=1, descending=True), metric)  # rank by rank
 
     return refine

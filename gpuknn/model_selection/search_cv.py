@@ -16,24 +16,22 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import ClassifierMixin
-from sklearn.model_selection import ParameterGrid
+from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.model_selection import StratifiedKFold as _SkStratifiedKFold
-from sklearn.model_selection import check_cv
 from sklearn.pipeline import make_pipeline
 
 from .._backend import array_namespace, check_int, device_of, to_numpy, validate_matrix
 from .._delegation import take_rows
 from ..base import BaseEstimator, check_is_fitted
+from ..classifiers._base import encode_labels
+from ..classifiers.knn import KNeighborsClassifier
 from ..decomposition import PCA
 from ..errors import InvalidInputError
 from ..metrics import balanced_accuracy_score, f1_score
-from .cv import check_folds, fold_k_scores, fold_kp_scores
 from ..ops.distance import check_metric
-from ..classifiers._base import encode_labels
-from ..classifiers.knn import KNeighborsClassifier
+from .cv import check_folds, fold_k_scores, fold_kp_scores
 
 __all__ = ["KNeighborsClassifierCV", "PCAKNeighborsClassifierCV"]
-
 
 
 def _balanced_accuracy(y_true: Any, y_pred: Any) -> float:
@@ -48,8 +46,12 @@ def _balanced_accuracy(y_true: Any, y_pred: Any) -> float:
 
 # scikit-learn's scoring names (and gpuknn's "macro_f1") -> what score_many_k takes. accuracy
 # and macro-F1 are scored for every k at once; balanced accuracy once per k (still cheap).
-_SCORING = {"accuracy": ["accuracy"], "f1_macro": ["macro_f1"], "macro_f1": ["macro_f1"],
-            "balanced_accuracy": {"balanced_accuracy": _balanced_accuracy}}
+_SCORING = {
+    "accuracy": ["accuracy"],
+    "f1_macro": ["macro_f1"],
+    "macro_f1": ["macro_f1"],
+    "balanced_accuracy": {"balanced_accuracy": _balanced_accuracy},
+}
 
 
 def _as_list(value: Any, name: str) -> list:
@@ -68,8 +70,7 @@ def _int_grid(value: Any, name: str, upper: int, why: str) -> list[int]:
     """The grid ``value`` as ints in ``[1, upper]`` (its order kept: it decides ties)."""
     vals = [check_int(v, name=name, low=1) for v in _as_list(value, name)]
     if max(vals) > upper:
-        raise InvalidInputError(f"{name} values must be at most {upper} ({why}), got {max(vals)} "
-                                f"in {name}={vals}")
+        raise InvalidInputError(f"{name} values must be at most {upper} ({why}), got {max(vals)} in {name}={vals}")
     return vals
 
 
@@ -83,11 +84,15 @@ class _SearchCV(ClassifierMixin, BaseEstimator):
         weights = _as_list(self.weights, "weights")
         for w in weights:
             if w not in ("uniform", "distance"):
-                raise InvalidInputError(f"weights must be 'uniform' or 'distance' (or a sequence of "
-                                        f"them), got {w!r} in weights={self.weights!r}")
+                raise InvalidInputError(
+                    f"weights must be 'uniform' or 'distance' (or a sequence of "
+                    f"them), got {w!r} in weights={self.weights!r}"
+                )
         if "inner" in metrics and "distance" in weights:
-            raise InvalidInputError("weights='distance' is undefined for metric='inner': search "
-                                    f"weights='uniform' with it (weights={self.weights!r})")
+            raise InvalidInputError(
+                "weights='distance' is undefined for metric='inner': search "
+                f"weights='uniform' with it (weights={self.weights!r})"
+            )
         if not isinstance(self.scoring, str) or self.scoring not in _SCORING:
             raise InvalidInputError(f"scoring must be one of {sorted(_SCORING)}, got {self.scoring!r}")
         return metrics, weights, _SCORING[self.scoring]
@@ -104,8 +109,11 @@ class _SearchCV(ClassifierMixin, BaseEstimator):
             # An int is read as GridSearchCV reads it (scikit-learn's StratifiedKFold), so the
             # same cv gives the same folds and choice; random_state shuffles it.
             n = check_int(cv, name="cv", low=2)
-            cv = (check_cv(n, y_codes, classifier=True) if self.random_state is None else
-                  _SkStratifiedKFold(n, shuffle=True, random_state=self.random_state))
+            cv = (
+                check_cv(n, y_codes, classifier=True)
+                if self.random_state is None
+                else _SkStratifiedKFold(n, shuffle=True, random_state=self.random_state)
+            )
         return X, y_dev, int(classes.shape[0]), check_folds(cv, X, y_codes)
 
     def _search(self, n_splits: int, grid: dict, fold_scores) -> None:
@@ -123,8 +131,7 @@ class _SearchCV(ClassifierMixin, BaseEstimator):
         stds = np.sqrt(np.average((scores - means[:, None]) ** 2, axis=1))
         filled = np.where(np.isnan(means), np.nanmin(means) - 1, means) if not np.isnan(means).all() else means
         rank = rankdata(-filled, method="min").astype(np.int32)
-        res: dict[str, Any] = {f"param_{n}": np.ma.MaskedArray([p[n] for p in params], mask=False)
-                               for n in names}
+        res: dict[str, Any] = {f"param_{n}": np.ma.MaskedArray([p[n] for p in params], mask=False) for n in names}
         res["params"] = params
         for f in range(self.n_splits_):
             res[f"split{f}_test_score"] = scores[:, f]
@@ -209,7 +216,8 @@ class KNeighborsClassifierCV(_SearchCV):
     Cost: per fold and metric one ``kneighbors`` of the test part (n/K rows) against the
     training part with ``max(n_neighbors)``, O(n²/K · d) in GEMMs, plus
     O(n/K · k_max · n_classes) per weighting for every k together; then one fit. X is
-    validated (and converted, if need be) once; the refit gets that array, not a copy. Vote ties and distance ties as :class:`gpuknn.KNeighborsClassifier`.
+    validated (and converted, if need be) once; the refit gets that array, not a copy. Vote
+    ties and distance ties as :class:`gpuknn.KNeighborsClassifier`.
 
     Examples
     --------
@@ -222,9 +230,17 @@ class KNeighborsClassifierCV(_SearchCV):
     array([0, 0])
     """
 
-    def __init__(self, n_neighbors: Any = tuple(range(1, 31)), *, weights: Any = ("uniform", "distance"),
-                 metric: Any = "euclidean", cv: Any = 5, scoring: str = "accuracy",
-                 random_state: Any = None, working_memory: int | None = None):
+    def __init__(
+        self,
+        n_neighbors: Any = tuple(range(1, 31)),
+        *,
+        weights: Any = ("uniform", "distance"),
+        metric: Any = "euclidean",
+        cv: Any = 5,
+        scoring: str = "accuracy",
+        random_state: Any = None,
+        working_memory: int | None = None,
+    ):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.metric = metric
@@ -233,7 +249,7 @@ class KNeighborsClassifierCV(_SearchCV):
         self.random_state = random_state
         self.working_memory = working_memory
 
-    def fit(self, X: Any, y: Any) -> "KNeighborsClassifierCV":
+    def fit(self, X: Any, y: Any) -> KNeighborsClassifierCV:
         """Cross-validate every setting, then refit the best on all of ``(X, y)``.
 
         X : array (n_samples, n_features); y : labels (n_samples,). Returns ``self``.
@@ -255,8 +271,18 @@ class KNeighborsClassifierCV(_SearchCV):
             Xtr, ytr, Xte, yte = take_rows(X, tr), take_rows(y_dev, tr), take_rows(X, te), take_rows(y_dev, te)
             out = {}
             for m in metrics:
-                sc = fold_k_scores(Xtr, ytr, Xte, yte, k_sorted, n_classes=n_classes, metric=m,
-                                   weights=weights, scoring=scoring, working_memory=self.working_memory)
+                sc = fold_k_scores(
+                    Xtr,
+                    ytr,
+                    Xte,
+                    yte,
+                    k_sorted,
+                    n_classes=n_classes,
+                    metric=m,
+                    weights=weights,
+                    scoring=scoring,
+                    working_memory=self.working_memory,
+                )
                 for w in weights:
                     v = next(iter(sc[w].values()))
                     for j, k in enumerate(k_sorted):
@@ -267,8 +293,10 @@ class KNeighborsClassifierCV(_SearchCV):
         self._search(len(folds), grid, fold_scores)
         best = self.best_params_
         self.best_estimator_ = KNeighborsClassifier(
-            best["n_neighbors"], metric=self._setting("metric", self.metric, best),
-            weights=self._setting("weights", self.weights, best), working_memory=self.working_memory,
+            best["n_neighbors"],
+            metric=self._setting("metric", self.metric, best),
+            weights=self._setting("weights", self.weights, best),
+            working_memory=self.working_memory,
         ).fit(X, y)
         self.classes_ = self.best_estimator_.classes_
         self.n_features_in_ = int(X.shape[1])
@@ -321,9 +349,18 @@ class PCAKNeighborsClassifierCV(_SearchCV):
     {'n_components': 2, 'n_neighbors': 5}
     """
 
-    def __init__(self, n_components: Any = (10, 20, 50, 100), n_neighbors: Any = tuple(range(1, 31)), *,
-                 weights: Any = ("uniform", "distance"), metric: Any = "euclidean", cv: Any = 5,
-                 scoring: str = "accuracy", random_state: Any = None, working_memory: int | None = None):
+    def __init__(
+        self,
+        n_components: Any = (10, 20, 50, 100),
+        n_neighbors: Any = tuple(range(1, 31)),
+        *,
+        weights: Any = ("uniform", "distance"),
+        metric: Any = "euclidean",
+        cv: Any = 5,
+        scoring: str = "accuracy",
+        random_state: Any = None,
+        working_memory: int | None = None,
+    ):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.weights = weights
@@ -333,15 +370,14 @@ class PCAKNeighborsClassifierCV(_SearchCV):
         self.random_state = random_state
         self.working_memory = working_memory
 
-    def fit(self, X: Any, y: Any) -> "PCAKNeighborsClassifierCV":
+    def fit(self, X: Any, y: Any) -> PCAKNeighborsClassifierCV:
         """Cross-validate every (p, k, ...), then refit PCA(p) + kNN(k) on all of ``(X, y)``."""
         metrics, weights, scoring = self._check_options()
         X, y_dev, n_classes, folds = self._prepare(X, y)
         upper = min(tr.size for tr, _ in folds)
         ks = _int_grid(self.n_neighbors, "n_neighbors", upper, "the smallest fold's training size")
         p_upper = min(int(X.shape[1]), upper)
-        ps = _int_grid(self.n_components, "n_components", p_upper,
-                       "min(n_features, the smallest fold's training size)")
+        ps = _int_grid(self.n_components, "n_components", p_upper, "min(n_features, the smallest fold's training size)")
         k_sorted, p_sorted = sorted(set(ks)), sorted(set(ps))
         grid = {"n_components": ps, "n_neighbors": ks}
         if not isinstance(self.weights, str):
@@ -357,9 +393,19 @@ class PCAKNeighborsClassifierCV(_SearchCV):
             del Xtr, Xte  # the fold's copies of X are not needed past the projection
             out = {}
             for m in metrics:
-                per_p = fold_kp_scores(Ztr, ytr, Zte, yte, k_sorted, p_sorted, n_classes=n_classes,
-                                       metric=m, weights=weights, scoring=scoring,
-                                       working_memory=self.working_memory)
+                per_p = fold_kp_scores(
+                    Ztr,
+                    ytr,
+                    Zte,
+                    yte,
+                    k_sorted,
+                    p_sorted,
+                    n_classes=n_classes,
+                    metric=m,
+                    weights=weights,
+                    scoring=scoring,
+                    working_memory=self.working_memory,
+                )
                 for p, sc in per_p.items():
                     for w in weights:
                         v = next(iter(sc[w].values()))
@@ -372,9 +418,12 @@ class PCAKNeighborsClassifierCV(_SearchCV):
         best = self.best_params_
         self.best_estimator_ = make_pipeline(
             PCA(best["n_components"], random_state=self.random_state),
-            KNeighborsClassifier(best["n_neighbors"], metric=self._setting("metric", self.metric, best),
-                                 weights=self._setting("weights", self.weights, best),
-                                 working_memory=self.working_memory),
+            KNeighborsClassifier(
+                best["n_neighbors"],
+                metric=self._setting("metric", self.metric, best),
+                weights=self._setting("weights", self.weights, best),
+                working_memory=self.working_memory,
+            ),
         ).fit(X, y)
         self.classes_ = self.best_estimator_.classes_
         self.n_features_in_ = int(X.shape[1])

@@ -8,12 +8,13 @@ with ``gpuknn._backend.from_numpy`` (or let the sweeps do it).
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
-from .._delegation import on_input_device, take_rows
 from .._backend import check_int, to_numpy
+from .._delegation import on_input_device, take_rows
 from ..base import BaseEstimator
 from ..errors import InvalidInputError
 
@@ -169,9 +170,7 @@ def train_test_split(
     n = _n_samples(arrays[0])
     for a in arrays[1:]:
         if _n_samples(a) != n:
-            raise InvalidInputError(
-                f"arrays have inconsistent lengths: {[_n_samples(a) for a in arrays]}"
-            )
+            raise InvalidInputError(f"arrays have inconsistent lengths: {[_n_samples(a) for a in arrays]}")
     n_test = _n_test(n, test_size, train_size)
     rng = np.random.default_rng(random_state)
     if stratify is not None:
@@ -226,5 +225,3 @@ def _stratified_test(y: np.ndarray, n_test: int, rng: np.random.Generator) -> np
         take[np.argsort(-(exact - take), kind="stable")[:short]] += 1
     picked = [rng.permutation(np.flatnonzero(enc == c))[: take[c]] for c in range(counts.shape[0])]
     return np.sort(np.concatenate(picked))
-
-

@@ -12,7 +12,8 @@ host.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,8 +22,8 @@ from .._delegation import bincount
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score
 from ..neighbors import kneighbors
-from .psweep import neighbors_for_p_sweep
 from ..votes import check_k_values, votes_for_many_k
+from .psweep import neighbors_for_p_sweep
 
 __all__ = [
     "neighbors_for_k_sweep",
@@ -132,8 +133,10 @@ def score_many_k(
         for name in scoring:
             fn = scoring[name] if isinstance(scoring, dict) else SCORERS.get(name)
             if fn is None:
-                raise InvalidInputError(f"unknown scoring {name!r}; expected one of {list(SCORERS)} "
-                                        "or a dict of name -> callable(y_true, y_pred)")
+                raise InvalidInputError(
+                    f"unknown scoring {name!r}; expected one of {list(SCORERS)} "
+                    "or a dict of name -> callable(y_true, y_pred)"
+                )
             if name in SCORERS and fn is SCORERS[name]:
                 out[w][name] = fn(y_true, pred, n_classes)
             else:  # any metric function (gpuknn.metrics style), one k at a time
@@ -141,7 +144,8 @@ def score_many_k(
     return out
 
 
-def neighbors_for_k_sweep(X_train: Any, X_test: Any, k_max: int, *, metric: str,
-                          working_memory: int | None = None) -> tuple[Any, Any]:
+def neighbors_for_k_sweep(
+    X_train: Any, X_test: Any, k_max: int, *, metric: str, working_memory: int | None = None
+) -> tuple[Any, Any]:
     """``(distances, indices)`` of the ``k_max`` nearest training rows of each test row."""
     return kneighbors(X_test, X_train, k_max, metric=metric, working_memory=working_memory)

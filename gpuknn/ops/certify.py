@@ -41,7 +41,7 @@ from typing import Any
 
 from .._backend import array_namespace
 
-__all__ = ["gamma", "tile_error_bound", "to_tile_units", "certified", "key_rounding", "U64"]
+__all__ = ["gamma", "tile_error_bound", "reference_bound", "to_tile_units", "certified", "key_rounding", "U64"]
 
 U64 = 2.0**-53
 
@@ -52,9 +52,42 @@ def gamma(n: int, u: float) -> float:
     return nu / (1.0 - nu) if nu < 0.5 else math.inf
 
 
+def reference_bound(ref: Any, q_norm: Any, q_stats: Any, dtype: Any) -> Any:
+    """:func:`tile_error_bound` of prepared queries against a whole search reference.
+
+    ``ref`` is a :class:`gpuknn.ops.search.Reference` (its metric, largest row norm, width,
+    key scale); ``q_norm``/``q_stats`` come from
+    :func:`gpuknn.ops.search.prepare_queries`; ``dtype`` is the tile's. Returns the bound
+    per query row, in tile units.
+    """
+    from .._delegation import matmul_unit_roundoff  # noqa: PLC0415 - _delegation is heavier
+    from .exact import row_kappa  # noqa: PLC0415 - exact imports this module's constants
+
+    u, eta = matmul_unit_roundoff(dtype, array_namespace(q_norm))
+    return tile_error_bound(
+        ref.metric,
+        q_norm,
+        ref.ref_max,
+        width=ref.width,
+        n_features=ref.shape[1],
+        u=u,
+        eta=eta,
+        key_scale=ref.key_scale,
+        q_kappa=row_kappa(q_stats, ref.shape[1]),
+    )
+
+
 def tile_error_bound(
-    metric: str, q_norm: Any, ref_max: float, *, width: int, n_features: int,
-    u: float, eta: float, key_scale: float = 1.0, q_kappa: Any = None,
+    metric: str,
+    q_norm: Any,
+    ref_max: float,
+    *,
+    width: int,
+    n_features: int,
+    u: float,
+    eta: float,
+    key_scale: float = 1.0,
+    q_kappa: Any = None,
 ) -> Any:
     """``e_q`` (float64, (m,)) for queries whose prepared-row norms are ``q_norm``.
 

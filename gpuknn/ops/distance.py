@@ -25,12 +25,12 @@ pass over the tile is needed before selection.
 from __future__ import annotations
 
 import math
-
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
-from .._delegation import on_input_device
 from .._backend import array_namespace, default_working_memory, validate_matrix
+from .._delegation import on_input_device
 from ..errors import InvalidInputError
 
 __all__ = [
@@ -132,7 +132,11 @@ def scores_to_distances(S: Any, metric: str, q_sqnorm: Any = None) -> Any:
 
 
 def validate_pair(
-    Q: Any, R: Any, *, names: tuple[str, str] = ("Q", "R"), dtype: Any = None,
+    Q: Any,
+    R: Any,
+    *,
+    names: tuple[str, str] = ("Q", "R"),
+    dtype: Any = None,
     check_finite: bool = True,
 ):
     """Validate two matrices for a distance computation and bring them to one float dtype.
@@ -211,7 +215,8 @@ def pairwise_distances_chunked(
     check_metric(metric)
     X, Yv, xp = validate_pair(X, X if Y is None else Y, names=("X", "Y"))
     if working_memory is not None and (
-        isinstance(working_memory, bool) or not isinstance(working_memory, (int, float))
+        isinstance(working_memory, bool)
+        or not isinstance(working_memory, (int, float))
         or not (math.isfinite(working_memory) and working_memory > 0)
     ):
         raise InvalidInputError(f"working_memory must be a positive number of bytes, got {working_memory!r}")

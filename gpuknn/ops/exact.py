@@ -110,6 +110,7 @@ def _inverse(norm: Any, xp: Any) -> Any:
 
 def concat_stats(parts: list[RowStats], xp: Any) -> RowStats:
     """Row statistics of stacked row blocks."""
+
     def cat(name):
         vals = [getattr(p, name) for p in parts]
         return None if vals[0] is None else (vals[0] if len(vals) == 1 else xp.concat(vals))
@@ -118,8 +119,15 @@ def concat_stats(parts: list[RowStats], xp: Any) -> RowStats:
 
 
 def exact_keys(
-    Q: Any, R: Any, index: Any, metric: str, ref_stats: RowStats, *,
-    q_stats: RowStats | None = None, max_bytes: int = EXACT_BLOCK_BYTES, n_cols: int | None = None,
+    Q: Any,
+    R: Any,
+    index: Any,
+    metric: str,
+    ref_stats: RowStats,
+    *,
+    q_stats: RowStats | None = None,
+    max_bytes: int = EXACT_BLOCK_BYTES,
+    n_cols: int | None = None,
 ) -> Any:
     """Keys (float64, larger = closer) of the pairs ``(Q[i], R[index[i, j]])``.
 
@@ -183,8 +191,9 @@ def exact_keys(
             # tie bit for bit, and go to the lower index like exact duplicates.
             r_mean = None if ref_stats.mean is None else _take(ref_stats.mean, idx, xp)
             q_mean = None if q_stats.mean is None else q_stats.mean[r0:r1, None]
-            kappa = (_kappa(q_mean, q_stats.inv_norm[r0:r1, None], d, xp)
-                     + _kappa(r_mean, _take(ref_stats.inv_norm, idx, xp), d, xp))
+            kappa = _kappa(q_mean, q_stats.inv_norm[r0:r1, None], d, xp) + _kappa(
+                r_mean, _take(ref_stats.inv_norm, idx, xp), d, xp
+            )
             top = 1.0 - 8 * _U64 - xp.clip(_SNAP_PER_FEATURE * (d + 2) * kappa, max=_SNAP_MAX)
             dots = xp.where(dots >= top, xp.ones_like(dots), dots)
         out.append(dots)

@@ -27,7 +27,10 @@ from .certify import U64, gamma
 from .exact import RowStats, concat_stats, row_kappa, row_stats
 
 __all__ = [
-    "prefix_stats", "score_from_gram", "PrefixReference", "prefix_reference",
+    "prefix_stats",
+    "score_from_gram",
+    "PrefixReference",
+    "prefix_reference",
     "prefix_bound",
 ]
 
@@ -86,13 +89,15 @@ def prefix_reference(Z: Any, p: int, metric: str, *, block_rows: int = 4096) -> 
     return PrefixReference(stats, weight, kappa, kappa_rows)
 
 
-def score_from_gram(G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: Any,
-                    r_weight: Any, *, out: Any = None, lift: Any = None) -> Any:
+def score_from_gram(
+    G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: Any, r_weight: Any, *, out: Any = None, lift: Any = None
+) -> Any:
     """Tile scores (larger = closer) from the Gram matrix at size p (module docstring).
 
     ``out``: a buffer of G's shape to write into, which avoids allocating (and
-    page-faulting) a fresh tile for every p (:func:`gpuknn._delegation.scale_columns`). The euclidean family and ``inner`` return G's
-    own (shifted or unchanged) values without a copy when no shift is needed. ``lift``
+    page-faulting) a fresh tile for every p (:func:`gpuknn._delegation.scale_columns`). The
+    euclidean family and ``inner`` return G's own (shifted or unchanged) values without a
+    copy when no shift is needed. ``lift``
     (correlation only): ``(a, b)`` added as ``a ⊗ b`` (:func:`prefix_bound`'s optimistic
     scores).
     """
@@ -108,9 +113,18 @@ def score_from_gram(G: Any, p: int, metric: str, q_sum: Any, r_sum: Any, r_n2: A
     return G
 
 
-def prefix_bound(metric: str, p: int, q_stats: RowStats, q_norm: Any, ref: PrefixReference,
-                 *, u: float, eta: float, per_row: bool = False, steps: int | None = None,
-                 ) -> tuple[Any, Any, Any, Any]:
+def prefix_bound(
+    metric: str,
+    p: int,
+    q_stats: RowStats,
+    q_norm: Any,
+    ref: PrefixReference,
+    *,
+    u: float,
+    eta: float,
+    per_row: bool = False,
+    steps: int | None = None,
+) -> tuple[Any, Any, Any, Any]:
     """``(bound, scale, shift, lift)`` (float64 (m,)) of the p-sweep's tile scores.
 
     A tile score is within ``bound`` of ``scale * key + shift`` (the exact key in tile

@@ -31,9 +31,21 @@ __all__ = ["rerank_groups"]
 
 
 def rerank_groups(
-    Q: Any, R: Any, tile_scores: Any, index: Any, k: int, metric: str, ref_stats: RowStats,
-    q_stats: RowStats, *, bound: Any, scale: Any = None, shift: Any = None, complete: bool,
-    local: Any = None, labels: Any = None,
+    Q: Any,
+    R: Any,
+    tile_scores: Any,
+    index: Any,
+    k: int,
+    metric: str,
+    ref_stats: RowStats,
+    q_stats: RowStats,
+    *,
+    bound: Any,
+    scale: Any = None,
+    shift: Any = None,
+    complete: bool,
+    local: Any = None,
+    labels: Any = None,
 ) -> Reranked:
     """Exact order of each row's top k, exact keys only for near-tie groups.
 
@@ -55,15 +67,19 @@ def rerank_groups(
     m, kk = index.shape
     dev = device_of(index)
     s = xp.astype(tile_scores, xp.float64)
-    sc = None if scale is None else (xp.asarray(scale, dtype=xp.float64, device=dev) if not
-                                     hasattr(scale, "shape") else scale)
+    sc = (
+        None
+        if scale is None
+        else (xp.asarray(scale, dtype=xp.float64, device=dev) if not hasattr(scale, "shape") else scale)
+    )
     if sc is not None and sc.ndim == 0:
         sc = xp.full((m,), float(sc), dtype=xp.float64, device=dev)
     zero_scale = None if sc is None else sc == 0
     key_t = s if shift is None else s - shift[:, None]
     if sc is not None:
-        key_t = xp.where(zero_scale[:, None], xp.zeros_like(key_t),
-                         key_t / xp.where(zero_scale, xp.ones_like(sc), sc)[:, None])
+        key_t = xp.where(
+            zero_scale[:, None], xp.zeros_like(key_t), key_t / xp.where(zero_scale, xp.ones_like(sc), sc)[:, None]
+        )
     no = xp.zeros((m, 1), dtype=xp.bool, device=dev)
     linked = (s[:, :-1] - s[:, 1:]) <= 2 * bound[:, None] if kk > 1 else xp.zeros((m, 0), dtype=xp.bool, device=dev)
     gid = xp.cumulative_sum(xp.astype(xp.concat([no, ~linked], axis=1), xp.int32), axis=1)
@@ -112,16 +128,33 @@ def rerank_groups(
     if bad.shape[0] == 0:
         return res
     # Uncertified rows: every candidate exact, and the threshold of the second pass.
-    sub_res = rerank(xp.take(Q, bad, axis=0), R, xp.take(tile_scores, bad, axis=0),
-                     xp.take(index, bad, axis=0), k, metric, ref_stats, take_stats(q_stats, bad),
-                     bound=xp.take(bound, bad),
-                     scale=None if sc is None else xp.take(sc, bad),
-                     shift=None if shift is None else xp.take(shift, bad),
-                     complete=complete, local=xp.take(local, bad, axis=0))
+    sub_res = rerank(
+        xp.take(Q, bad, axis=0),
+        R,
+        xp.take(tile_scores, bad, axis=0),
+        xp.take(index, bad, axis=0),
+        k,
+        metric,
+        ref_stats,
+        take_stats(q_stats, bad),
+        bound=xp.take(bound, bad),
+        scale=None if sc is None else xp.take(sc, bad),
+        shift=None if shift is None else xp.take(shift, bad),
+        complete=complete,
+        local=xp.take(local, bad, axis=0),
+    )
     # With every candidate exact, the k-th exact key may certify the row after all.
-    keys, idx, thr, err, ok = replace_rows(bad, m, [
-        (res.keys, sub_res.keys), (res.index, sub_res.index), (res.threshold, sub_res.threshold),
-        (res.err, xp.zeros_like(sub_res.threshold)), (ok, sub_res.ok)])
+    keys, idx, thr, err, ok = replace_rows(
+        bad,
+        m,
+        [
+            (res.keys, sub_res.keys),
+            (res.index, sub_res.index),
+            (res.threshold, sub_res.threshold),
+            (res.err, xp.zeros_like(sub_res.threshold)),
+            (ok, sub_res.ok),
+        ],
+    )
     return Reranked(keys, idx, ok, thr, err)
 
 

@@ -46,9 +46,7 @@ def resolve_algorithm(algorithm: str, xp: Any, metric: str, n_features: int) -> 
     kd_ok = metric in _KD_METRICS
     if algorithm == "kd_tree":
         if not kd_ok:
-            raise InvalidInputError(
-                f"algorithm='kd_tree' supports metric 'euclidean' or 'sqeuclidean', got {metric!r}"
-            )
+            raise InvalidInputError(f"algorithm='kd_tree' supports metric 'euclidean' or 'sqeuclidean', got {metric!r}")
         if not is_numpy_namespace(xp):
             raise InvalidInputError(
                 "algorithm='kd_tree' runs on the CPU with NumPy arrays only; "
@@ -74,8 +72,9 @@ def build_tree(R: Any, *, name: str = "R") -> Any:
     return cKDTree(np.asarray(to_numpy(R), dtype=np.float64))
 
 
-def kdtree_kneighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", tree: Any = None,
-                      extra: int = 4, squared: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def kdtree_kneighbors(
+    Q: Any, R: Any, k: int, *, metric: str = "euclidean", tree: Any = None, extra: int = 4, squared: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact k nearest rows of R for every row of Q, ties -> lower index (host NumPy).
 
     Parameters
@@ -145,9 +144,17 @@ def kdtree_kneighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", tree
     return np.sqrt(out_d), out_i
 
 
-def neighbors(Q: Any, R: Any, k: int, *, metric: str = "euclidean", algorithm: str = "auto",
-              working_memory: int | None = None, tree: Any = None,
-              names: tuple[str, str] = ("Q", "R")) -> Any:
+def neighbors(
+    Q: Any,
+    R: Any,
+    k: int,
+    *,
+    metric: str = "euclidean",
+    algorithm: str = "auto",
+    working_memory: int | None = None,
+    tree: Any = None,
+    names: tuple[str, str] = ("Q", "R"),
+) -> Any:
     """k nearest references by the chosen algorithm: a :class:`gpuknn.neighbors.Neighbors`.
 
     ``algorithm`` is resolved with :func:`resolve_algorithm`; ``"brute"`` calls

@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from .._backend import array_namespace, device_of, to_numpy
-from .._delegation import matmul_unit_roundoff
-from .certify import tile_error_bound
-from .exact import exact_keys, keys_to_distances, row_kappa
+from .certify import reference_bound
+from .exact import exact_keys, keys_to_distances
 from .rerank import take_stats
 from .search import Reference, prepare_queries, score_tile
 
@@ -35,7 +34,13 @@ def radius_key(radius: float, metric: str) -> float:
 
 
 def radius_votes(
-    X: Any, ref: Reference, onehot: Any, radius: float, weights: str, *, rows_per_block: int,
+    X: Any,
+    ref: Reference,
+    onehot: Any,
+    radius: float,
+    weights: str,
+    *,
+    rows_per_block: int,
 ) -> tuple[Any, Any]:
     """Vote totals (n, n_classes) of the references within ``radius``, and their winners.
 
@@ -79,10 +84,7 @@ def _block(Xb, ref, onehot, radius, weights, xp):
     metric, dtype = ref.metric, Xb.dtype
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, dtype)
     S = xp.astype(score_tile(q_rows, ref.block(0, ref.shape[0], dtype).T), xp.float64)
-    u, eta = matmul_unit_roundoff(dtype, xp)
-    e = tile_error_bound(metric, q_norm, ref.ref_max, width=ref.width, n_features=ref.shape[1],
-                         u=u, eta=eta, key_scale=ref.key_scale,
-                         q_kappa=row_kappa(q_stats, ref.shape[1]))[:, None]
+    e = reference_bound(ref, q_norm, q_stats, dtype)[:, None]
     euclid = metric in _EUCLID
 
     def units(key):  # a key in tile units, (m, 1)
@@ -99,8 +101,9 @@ def _block(Xb, ref, onehot, radius, weights, xp):
     if flat.shape[0]:
         n_ref = S.shape[1]
         r, c = flat // n_ref, flat % n_ref
-        keys = exact_keys(xp.take(Xb, r, axis=0), ref.data, c[:, None], metric, ref.stats,
-                          q_stats=take_stats(q_stats, r))[:, 0]
+        keys = exact_keys(
+            xp.take(Xb, r, axis=0), ref.data, c[:, None], metric, ref.stats, q_stats=take_stats(q_stats, r)
+        )[:, 0]
         pos = xp.clip(xp.cumulative_sum(xp.astype(xp.reshape(unsure, (-1,)), xp.int64)) - 1, min=0)
         fill = xp.take(keys, pos)
         key_t = xp.reshape(xp.where(xp.reshape(unsure, (-1,)), fill, xp.reshape(key_t, (-1,))), S.shape)
@@ -119,8 +122,9 @@ def _block(Xb, ref, onehot, radius, weights, xp):
     # the bound) and the totals' rounding could move.
     err = e[:, 0] / scale
     d_lo = keys_to_distances(key_t + err[:, None], metric)
-    move = xp.where(inside & ~has_zero & ~unsure, 1.0 / xp.where(d_lo > 0, d_lo, xp.ones_like(d_lo)) - inv,
-                    xp.zeros_like(inv))
+    move = xp.where(
+        inside & ~has_zero & ~unsure, 1.0 / xp.where(d_lo > 0, d_lo, xp.ones_like(d_lo)) - inv, xp.zeros_like(inv)
+    )
     slack = xp.sum(move, axis=1) * 2 + 4 * 2.0**-53 * S.shape[1] * xp.sum(W, axis=1)
     top = xp.max(counts, axis=1)
     cls = xp.arange(counts.shape[1], device=device_of(counts))
@@ -147,8 +151,14 @@ def _settle(Xb, ref, q_stats, inside, onehot, hinge, winners, xp):
     dev = device_of(Xb)
     for r in to_numpy(xp.nonzero(hinge)[0]).tolist():
         members = xp.nonzero(inside[r, :])[0]
-        keys = exact_keys(Xb[r : r + 1, :], ref.data, members[None, :], ref.metric, ref.stats,
-                          q_stats=take_stats(q_stats, xp.arange(r, r + 1, device=dev)))
+        keys = exact_keys(
+            Xb[r : r + 1, :],
+            ref.data,
+            members[None, :],
+            ref.metric,
+            ref.stats,
+            q_stats=take_stats(q_stats, xp.arange(r, r + 1, device=dev)),
+        )
         d = to_numpy(keys_to_distances(keys, ref.metric))[0]
         out[r] = exact_winner(labels[to_numpy(members)], d, n_classes)
     return xp.asarray(out, device=device_of(winners))

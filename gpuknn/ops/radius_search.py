@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, device_of
-from .._delegation import matmul_unit_roundoff, sqdist64
+from .._delegation import sqdist64
 from ..errors import InvalidInputError
-from .certify import tile_error_bound
-from .exact import exact_keys, keys_to_distances, row_kappa
+from .certify import reference_bound
+from .exact import exact_keys, keys_to_distances
 from .radius import radius_key
 from .rerank import take_stats
 from .search import Reference, prepare_queries, score_tile
@@ -65,9 +65,7 @@ def radius_block(Xb: Any, ref: Reference, radius: float, *, budget: int) -> tupl
     n_ref = ref.shape[0]
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, dtype)
     S = xp.astype(score_tile(q_rows, ref.block(0, n_ref, dtype).T), xp.float64)
-    u, eta = matmul_unit_roundoff(dtype, xp)
-    e = tile_error_bound(metric, q_norm, ref.ref_max, width=ref.width, n_features=ref.shape[1],
-                         u=u, eta=eta, key_scale=ref.key_scale, q_kappa=row_kappa(q_stats, ref.shape[1]))
+    e = reference_bound(ref, q_norm, q_stats, dtype)
     key = radius_key(radius, metric)
     # The radius in tile units (euclidean family: (|q - c|^2 + key) / 2), lowered by the
     # tile's certified error and a few float64 ulps of the units themselves (the radius's
@@ -82,15 +80,21 @@ def radius_block(Xb: Any, ref: Reference, radius: float, *, budget: int) -> tupl
     keys = []
     for p0 in range(0, n_cand, step):
         rp, cp = r[p0 : min(p0 + step, n_cand)], c[p0 : min(p0 + step, n_cand)]
-        keys.append(exact_keys(xp.take(Xb, rp, axis=0), ref.data, cp[:, None], metric, ref.stats,
-                               q_stats=take_stats(q_stats, rp))[:, 0])
+        keys.append(
+            exact_keys(
+                xp.take(Xb, rp, axis=0), ref.data, cp[:, None], metric, ref.stats, q_stats=take_stats(q_stats, rp)
+            )[:, 0]
+        )
     if not keys:
         empty = xp.zeros(0, dtype=xp.int64, device=device_of(Xb))
         return empty, empty, xp.zeros(0, dtype=dtype, device=device_of(Xb))
     d = keys_to_distances(keys[0] if len(keys) == 1 else xp.concat(keys), metric)
     inside = xp.nonzero(d <= radius)[0]
-    return (xp.astype(xp.take(r, inside), xp.int64), xp.astype(xp.take(c, inside), xp.int64),
-            xp.astype(xp.take(d, inside), dtype))
+    return (
+        xp.astype(xp.take(r, inside), xp.int64),
+        xp.astype(xp.take(c, inside), xp.int64),
+        xp.astype(xp.take(d, inside), dtype),
+    )
 
 
 def radius_block_kdtree(Xb: Any, tree: Any, radius: float, metric: str) -> tuple[Any, Any, Any]:
@@ -101,8 +105,7 @@ def radius_block_kdtree(Xb: Any, tree: Any, radius: float, metric: str) -> tuple
     Xh = np.asarray(Xb, dtype=np.float64)
     r_tree = math.sqrt(radius) if metric == "sqeuclidean" else radius
     # A hair beyond the radius: membership is decided below on the exact distances.
-    pairs = cKDTree(Xh).sparse_distance_matrix(tree, r_tree * (1 + 1e-9) + 1e-300,
-                                               output_type="ndarray")
+    pairs = cKDTree(Xh).sparse_distance_matrix(tree, r_tree * (1 + 1e-9) + 1e-300, output_type="ndarray")
     qi, rj = pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
     d = sqdist64(Xh[qi], tree.data[rj])  # the brute engine's exact arithmetic
     if metric == "euclidean":

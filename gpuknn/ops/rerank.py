@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .._backend import array_namespace, device_of
+from .._delegation import order_rows
 from .certify import certified
 from .exact import RowStats, exact_keys
-from .._delegation import order_rows
 from .rows import replace_rows
 from .topk import merge_topk
 
@@ -45,8 +45,19 @@ class Reranked(NamedTuple):
 
 
 def rerank(
-    Q: Any, R: Any, tile_scores: Any, index: Any, k: int, metric: str, ref_stats: RowStats,
-    q_stats: RowStats, *, bound: Any, scale: Any = None, shift: Any = None, complete: bool,
+    Q: Any,
+    R: Any,
+    tile_scores: Any,
+    index: Any,
+    k: int,
+    metric: str,
+    ref_stats: RowStats,
+    q_stats: RowStats,
+    *,
+    bound: Any,
+    scale: Any = None,
+    shift: Any = None,
+    complete: bool,
     local: Any = None,
 ) -> Reranked:
     """Exact top k of each row's candidates, and the rows whose answer is certified.
@@ -96,8 +107,9 @@ def rerank(
         need = xp.astype(tile_scores[:, k:], xp.float64) >= reach[:, None]
         hit = xp.nonzero(xp.reshape(need, (-1,)))[0]
         if hit.shape[0]:
-            top_keys, top_idx = _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k,
-                                                metric, ref_stats, q_stats)
+            top_keys, top_idx = _add_candidates(
+                Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats
+            )
     kth = units(top_keys[:, k - 1])
     ok = certified(tile_scores[:, -1], bound, kth, complete=complete)
     return Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, kth - bound, xp.zeros_like(kth))
@@ -113,8 +125,9 @@ def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_s
     flat = rows * kk + cols
     glob = xp.take(xp.reshape(index, (-1,)), flat)
     loc = xp.take(xp.reshape(local, (-1,)), flat)
-    keys = exact_keys(xp.take(Q, rows, axis=0), R, loc[:, None], metric, ref_stats,
-                      q_stats=take_stats(q_stats, rows))[:, 0]
+    keys = exact_keys(xp.take(Q, rows, axis=0), R, loc[:, None], metric, ref_stats, q_stats=take_stats(q_stats, rows))[
+        :, 0
+    ]
     # Only the rows that got extra candidates are re-sorted (``rows`` is non-decreasing).
     dev = device_of(rows)
     new = xp.concat([xp.ones((1,), dtype=xp.bool, device=dev), rows[1:] != rows[:-1]])
@@ -136,7 +149,13 @@ def take_stats(stats: RowStats, rows: Any) -> RowStats:
 
 
 def top_pairs(
-    rows: Any, keys: Any, cols: Any, k: int, n_rows: int, *, final: bool = False,
+    rows: Any,
+    keys: Any,
+    cols: Any,
+    k: int,
+    n_rows: int,
+    *,
+    final: bool = False,
 ) -> tuple[Any, Any, Any]:
     """Keep the k best pairs of each row by (key descending, column ascending).
 
@@ -169,8 +188,16 @@ class Progress:
 
 
 def collect_top(
-    make_batches: Any, Q: Any, R: Any, metric: str, ref_stats: RowStats, q_stats: RowStats, k: int,
-    *, kth: Any, n_cols: int | None = None,
+    make_batches: Any,
+    Q: Any,
+    R: Any,
+    metric: str,
+    ref_stats: RowStats,
+    q_stats: RowStats,
+    k: int,
+    *,
+    kth: Any,
+    n_cols: int | None = None,
 ) -> tuple[Any, Any]:
     """Exact top k (keys, indices; (m, k)) of rows from their collected candidate pairs.
 
@@ -199,8 +226,9 @@ def collect_top(
     run = None
 
     def keys_of(r, c):
-        return exact_keys(xp.take(Q, r, axis=0), R, c[:, None], metric, ref_stats,
-                          q_stats=take_stats(q_stats, r), n_cols=n_cols)[:, 0]
+        return exact_keys(
+            xp.take(Q, r, axis=0), R, c[:, None], metric, ref_stats, q_stats=take_stats(q_stats, r), n_cols=n_cols
+        )[:, 0]
 
     pending: list[tuple[Any, Any, Any]] = []  # pairs not merged yet (one sort for many)
 
@@ -257,5 +285,4 @@ def _chunked(keys_of, rows, cols, d, xp):
     n = rows.shape[0]
     if n <= step:
         return keys_of(rows, cols)
-    return xp.concat([keys_of(rows[p0 : min(p0 + step, n)], cols[p0 : min(p0 + step, n)])
-                      for p0 in range(0, n, step)])
+    return xp.concat([keys_of(rows[p0 : min(p0 + step, n)], cols[p0 : min(p0 + step, n)]) for p0 in range(0, n, step)])

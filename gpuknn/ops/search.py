@@ -20,7 +20,8 @@ tile (selection scratch included) stay under ``working_memory`` (:func:`plan_til
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import sqdist64
@@ -89,10 +90,8 @@ def plan_tiles(
     cap = tile_budget if tile_bytes is None else int(tile_bytes)
     quarter = budget // 4
     min_rows = min(n_queries, _MIN_TILE_ROWS)
-    cols = max(1, min(n_ref, quarter // row_bytes, tile_budget // (min_rows * per),
-                      cap // (min_rows * itemsize)))
-    rows = max(1, min(n_queries, tile_budget // (cols * per), cap // (cols * itemsize),
-                      quarter // row_bytes))
+    cols = max(1, min(n_ref, quarter // row_bytes, tile_budget // (min_rows * per), cap // (min_rows * itemsize)))
+    rows = max(1, min(n_queries, tile_budget // (cols * per), cap // (cols * itemsize), quarter // row_bytes))
     rest = budget - cols * row_bytes - rows * cols * per
     chunk = min(n_queries, max(rows, rest // row_bytes))
     if chunk < n_queries:
@@ -184,8 +183,7 @@ class Reference:
         self._done: tuple[RowStats, float, float] | None = None
         self.rows = None
         if keep_rows:
-            rows = [self._prepare_block(b0, min(b0 + _PREP_ROWS, n), R.dtype)
-                    for b0 in range(0, n, _PREP_ROWS)]
+            rows = [self._prepare_block(b0, min(b0 + _PREP_ROWS, n), R.dtype) for b0 in range(0, n, _PREP_ROWS)]
             self.rows = rows[0] if len(rows) == 1 else xp.concat(rows, axis=0)
 
     @property
@@ -221,8 +219,11 @@ class Reference:
                     self._prepare_block(b, min(b + _PREP_ROWS, n, *later), self.dtype)
                 parts.append(self._parts[b])
                 b = self._parts[b][0]
-            self._done = (concat_stats([p[1] for p in parts], self.xp),
-                          max(p[2] for p in parts), max(p[3] for p in parts))
+            self._done = (
+                concat_stats([p[1] for p in parts], self.xp),
+                max(p[2] for p in parts),
+                max(p[3] for p in parts),
+            )
             self._parts = {}
         return self._done
 
@@ -248,13 +249,19 @@ class Reference:
             return rows if rows.dtype == dtype else xp.astype(rows, dtype)
         if self._done is not None:
             st = self._done[0]
-            parts = [_prepare(self.data[b0 : min(b0 + _PREP_ROWS, c1), :], self.metric,
-                              "reference", _stats_of(st, b0, min(b0 + _PREP_ROWS, c1)),
-                              self.centre, dtype)[0]
-                     for b0 in range(c0, c1, _PREP_ROWS)]
+            parts = [
+                _prepare(
+                    self.data[b0 : min(b0 + _PREP_ROWS, c1), :],
+                    self.metric,
+                    "reference",
+                    _stats_of(st, b0, min(b0 + _PREP_ROWS, c1)),
+                    self.centre,
+                    dtype,
+                )[0]
+                for b0 in range(c0, c1, _PREP_ROWS)
+            ]
         else:
-            parts = [self._prepare_block(b0, min(b0 + _PREP_ROWS, c1), dtype)
-                     for b0 in range(c0, c1, _PREP_ROWS)]
+            parts = [self._prepare_block(b0, min(b0 + _PREP_ROWS, c1), dtype) for b0 in range(c0, c1, _PREP_ROWS)]
         return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
 
@@ -333,7 +340,12 @@ def round_down(threshold: Any, dtype: Any) -> Any:
 
 
 def collect(
-    q_rows: Any, ref: Reference, threshold: Any, plan: TilePlan, dtype: Any, progress: Any = None,
+    q_rows: Any,
+    ref: Reference,
+    threshold: Any,
+    plan: TilePlan,
+    dtype: Any,
+    progress: Any = None,
 ) -> Iterator[tuple[Any, Any]]:
     """Yield ``(rows, columns)`` (int64, flat) of every pair with tile score >= threshold.
 

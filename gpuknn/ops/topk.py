@@ -205,7 +205,6 @@ def merge_topk(values: Any, index: Any, k: int) -> tuple[Any, Any]:
     return xp.take_along_axis(v, by_value, axis=1), xp.take_along_axis(i, by_value, axis=1)
 
 
-
 def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]:
     """Merge a score tile into running top-k lists (a faiss-style blocked search).
 
@@ -288,5 +287,7 @@ def pad_lists(values: Any, index: Any, k: int) -> tuple[Any, Any]:
     if c == k:
         return values, index
     dev = device_of(values)
-    return (xp.concat([values, xp.full((rows, k - c), -math.inf, dtype=values.dtype, device=dev)], axis=1),
-            xp.concat([index, xp.full((rows, k - c), -1, dtype=index.dtype, device=dev)], axis=1))
+    return (
+        xp.concat([values, xp.full((rows, k - c), -math.inf, dtype=values.dtype, device=dev)], axis=1),
+        xp.concat([index, xp.full((rows, k - c), -1, dtype=index.dtype, device=dev)], axis=1),
+    )

@@ -33,7 +33,7 @@ def plot_f1_vs_k(result: dict, *, title: str = "") -> Figure:
         mean = np.asarray(mean)
         folds = np.asarray(result["f1"][method])
         sem = folds.std(axis=0, ddof=1) / np.sqrt(folds.shape[0]) if folds.shape[0] > 1 else 0 * mean
-        line, = ax.plot(ks, mean, _STYLE.get(method, "-"), label=method, markersize=4)
+        (line,) = ax.plot(ks, mean, _STYLE.get(method, "-"), label=method, markersize=4)
         ax.fill_between(ks, mean - sem, mean + sem, color=line.get_color(), alpha=0.15)
     ax.set_xlabel("k (number of neighbours)")
     ax.set_ylabel(f"macro-F1 (mean of {result['n_folds']} folds)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -18,7 +18,9 @@ def _plt():
     return plt
 
 
-def plot_external_indices(result: dict, *, names: Sequence[str] = ("rand", "pair_jaccard", "adjusted_rand", "fowlkes_mallows")):
+def plot_external_indices(
+    result: dict, *, names: Sequence[str] = ("rand", "pair_jaccard", "adjusted_rand", "fowlkes_mallows")
+):
     """Line plot of external indices against K (Rand and Jaccard first, solid)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -37,7 +39,18 @@ def plot_external_indices(result: dict, *, names: Sequence[str] = ("rand", "pair
     return fig
 
 
-def plot_relative_indices(result: dict, *, names: Sequence[str] = ("dunn", "davies_bouldin", "sd", "xie_beni", "partition_coefficient", "hubert_gamma_internal")):
+def plot_relative_indices(
+    result: dict,
+    *,
+    names: Sequence[str] = (
+        "dunn",
+        "davies_bouldin",
+        "sd",
+        "xie_beni",
+        "partition_coefficient",
+        "hubert_gamma_internal",
+    ),
+):
     """One small panel per internal/relative index against K."""
     plt = _plt()
     cols = 3
@@ -50,7 +63,7 @@ def plot_relative_indices(result: dict, *, names: Sequence[str] = ("dunn", "davi
         best = result["chosen_k"].get(name)
         ax.set_title(f"{name.replace('_', ' ')} (best K={best})", fontsize=9)
         ax.set_xticks(ks)
-    for ax in np.ravel(axes)[len(names):]:
+    for ax in np.ravel(axes)[len(names) :]:
         ax.set_visible(False)
     fig.tight_layout()
     return fig

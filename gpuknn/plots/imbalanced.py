@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -63,7 +63,15 @@ def plot_auc_heatmap(datasets: Sequence[str], methods: Sequence[str], auc: np.nd
     ax.set_yticklabels(datasets)
     for i in range(auc.shape[0]):
         for j in range(auc.shape[1]):
-            ax.text(j, i, f"{auc[i, j]:.3f}", ha="center", va="center", fontsize=7, color="w" if auc[i, j] < auc.mean() else "k")
+            ax.text(
+                j,
+                i,
+                f"{auc[i, j]:.3f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="w" if auc[i, j] < auc.mean() else "k",
+            )
     fig.colorbar(im, ax=ax)
     ax.set_title(title)
     fig.tight_layout()

@@ -7,7 +7,8 @@ without pyplot (no global state, no GUI backend needed); callers save it with
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -52,15 +53,14 @@ def plot_power_study(
     ax = fig.add_subplot()
     floor = np.finfo(np.float64).tiny  # log axes cannot show exact zeros
     for j in range(mean.shape[1]):
-        line, = ax.plot(eps, np.maximum(mean[:, j], floor), marker="o", ms=3,
-                        label=f"λ = {labels[j]}")
-        ax.fill_between(eps, np.maximum(lo[:, j], floor), np.maximum(hi[:, j], floor),
-                        color=line.get_color(), alpha=0.15, lw=0)
+        (line,) = ax.plot(eps, np.maximum(mean[:, j], floor), marker="o", ms=3, label=f"λ = {labels[j]}")
+        ax.fill_between(
+            eps, np.maximum(lo[:, j], floor), np.maximum(hi[:, j], floor), color=line.get_color(), alpha=0.15, lw=0
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("eigenvalue gap ε = λ₁ − λ₂")
-    names = {"residual": "error ‖Av − λv‖₂", "iterations": "iterations to converge",
-             "eigenvalue_error": "|λ − λ_true|"}
+    names = {"residual": "error ‖Av − λv‖₂", "iterations": "iterations to converge", "eigenvalue_error": "|λ − λ_true|"}
     ax.set_ylabel(names.get(quantity, quantity))
     ax.set_title(f"Power method + deflation: {names.get(quantity, quantity)} (mean, min-max)")
     ax.grid(True, which="both", alpha=0.3)
@@ -92,8 +92,9 @@ def plot_cumulative_variance(ratio: Any, *, title: str | None = None) -> Figure:
         k = int(np.searchsorted(cum, level)) + 1
         if k <= r.size:
             ax.axhline(level, color="grey", lw=0.6, ls=":")
-            ax.annotate(f"{level:.0%}: p={k}", (k, level), textcoords="offset points",
-                        xytext=(4, -12), fontsize="small")
+            ax.annotate(
+                f"{level:.0%}: p={k}", (k, level), textcoords="offset points", xytext=(4, -12), fontsize="small"
+            )
             ax.plot([k], [level], "k.", ms=5)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -104,9 +105,7 @@ def plot_cumulative_variance(ratio: Any, *, title: str | None = None) -> Figure:
     return fig
 
 
-def plot_component_variance(
-    variance: Any, *, zoom: int = 100, title: str | None = None
-) -> Figure:
+def plot_component_variance(variance: Any, *, zoom: int = 100, title: str | None = None) -> Figure:
     """Per-component variance (log y), with a second panel zoomed on the first ``zoom``.
 
     Parameters

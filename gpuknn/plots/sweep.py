@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -22,7 +22,7 @@ def plot_accuracy_vs_k(raw: dict, *, title: str | None = None, scoring: str = "a
         title = f"{name.capitalize()} vs k ({len(raw[weights[0]]['folds'])}-fold CV, raw features)"
     for w in weights:
         mean, std = np.asarray(raw[w]["mean"]), np.asarray(raw[w]["std"])
-        line, = ax.plot(ks, mean, label=f"{w} votes")
+        (line,) = ax.plot(ks, mean, label=f"{w} votes")
         ax.fill_between(ks, raw[w]["min"], raw[w]["max"], color=line.get_color(), alpha=0.15)
         ax.fill_between(ks, mean - std, mean + std, color=line.get_color(), alpha=0.3)
         best = int(np.argmax(mean))
@@ -68,8 +68,15 @@ def plot_confusion_matrix(cm: Sequence[Sequence[int]], labels: Sequence[str], *,
     thresh = cm.max() / 2
     for a in range(n):
         for b in range(n):
-            ax.text(b, a, str(cm[a, b]), ha="center", va="center", fontsize=7,
-                    color="white" if cm[a, b] > thresh else "black")
+            ax.text(
+                b,
+                a,
+                str(cm[a, b]),
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if cm[a, b] > thresh else "black",
+            )
     ax.set_xlabel("predicted")
     ax.set_ylabel("true")
     ax.set_title(title)

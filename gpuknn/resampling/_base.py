@@ -21,8 +21,8 @@ import array_api_compat
 import numpy as np
 from sklearn.base import OneToOneFeatureMixin
 
-from .._delegation import take_rows
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
+from .._delegation import take_rows
 from ..base import BaseEstimator, validate_data
 from ..classifiers._base import encode_host
 from ..errors import InvalidInputError
@@ -70,9 +70,7 @@ def encode_labels(y: Any, n_samples: int) -> Labels:
     """:func:`gpuknn.classifiers._base.encode_host`, and at least two classes to resample."""
     classes, codes, counts, first = encode_host(y, n_samples)
     if classes.shape[0] < 2:
-        raise InvalidInputError(
-            f"y needs at least 2 classes to resample, got {classes.shape[0]}: {classes.tolist()}"
-        )
+        raise InvalidInputError(f"y needs at least 2 classes to resample, got {classes.shape[0]}: {classes.tolist()}")
     return Labels(classes, codes, counts, first)
 
 
@@ -218,8 +216,11 @@ class BaseSampler(OneToOneFeatureMixin, BaseEstimator):
             tags.estimator_type = "sampler"
             return tags
         out = Tags(
-            estimator_type="sampler", target_tags=tags.target_tags, transformer_tags=None,
-            regressor_tags=None, classifier_tags=None,
+            estimator_type="sampler",
+            target_tags=tags.target_tags,
+            transformer_tags=None,
+            regressor_tags=None,
+            classifier_tags=None,
             sampler_tags=SamplerTags(sample_indices=self._selects_rows),
             array_api_support=tags.array_api_support,
         )
@@ -227,7 +228,7 @@ class BaseSampler(OneToOneFeatureMixin, BaseEstimator):
         out.input_tags = InputTags(dataframe=True)
         return out
 
-    def fit(self, X: Any, y: Any) -> "BaseSampler":
+    def fit(self, X: Any, y: Any) -> BaseSampler:
         """Run :meth:`fit_resample` and return self (imbalanced-learn's ``fit``)."""
         self.fit_resample(X, y)
         return self
@@ -306,8 +307,7 @@ def _restore_kinds(X_in: Any, y_in: Any, X_res: Any, y_res: Any) -> tuple[Any, A
     elif hasattr(y_in, "name") and hasattr(y_in, "iloc") and getattr(y_in, "ndim", 0) == 1:
         y_res = type(y_in)(to_numpy(y_res), name=y_in.name, dtype=y_in.dtype)
     elif hasattr(y_in, "columns") and hasattr(y_in, "iloc"):  # a one-column DataFrame
-        y_res = type(y_in)(to_numpy(y_res).reshape(-1, 1), columns=y_in.columns).astype(
-            y_in.dtypes.to_dict())
+        y_res = type(y_in)(to_numpy(y_res).reshape(-1, 1), columns=y_in.columns).astype(y_in.dtypes.to_dict())
     return X_res, y_res
 
 

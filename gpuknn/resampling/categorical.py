@@ -21,8 +21,8 @@ import numpy as np
 from numpy.random import default_rng
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
-from ..errors import InvalidInputError
 from ..base import clone
+from ..errors import InvalidInputError
 from ._base import BaseSampler, Labels, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
@@ -150,9 +150,7 @@ class SMOTENC(BaseSampler):
             raise InvalidInputError(f"categorical_features must be a non-empty 1-D list, got {cf!r}")
         if a.dtype == bool:
             if a.shape[0] != d:
-                raise InvalidInputError(
-                    f"categorical_features as a boolean mask needs {d} entries, got {a.shape[0]}"
-                )
+                raise InvalidInputError(f"categorical_features as a boolean mask needs {d} entries, got {a.shape[0]}")
             cat = np.flatnonzero(a).astype(np.int64)
             if cat.size == 0:
                 raise InvalidInputError("categorical_features: the boolean mask selects no column")
@@ -326,12 +324,12 @@ class SMOTEN(BaseSampler):
             chunk = max(1, (mem * 2**20) // (16 * n_c))
             parts = []
             for s in range(0, n_c, chunk):
-                q = cc_x[s:min(s + chunk, n_c), :]
+                q = cc_x[s : min(s + chunk, n_c), :]
                 dist = xp.zeros((int(q.shape[0]), n_c), dtype=xp.float64, device=dev)
                 for j in range(cc.shape[1]):
-                    idx = int(flat_off[j]) + q[:, j:j + 1] * int(sizes[j]) + cc_x[None, :, j]
+                    idx = int(flat_off[j]) + q[:, j : j + 1] * int(sizes[j]) + cc_x[None, :, j]
                     dist = dist + xp.reshape(xp.take(table, xp.reshape(idx, (-1,))), dist.shape)
-                parts.append(xp.argsort(dist, axis=1, stable=True)[:, :k + 1])
+                parts.append(xp.argsort(dist, axis=1, stable=True)[:, : k + 1])
             nn = to_numpy(xp.concat(parts, axis=0)).astype(np.int64)
             rng = default_rng(self.random_state)
             rows = np.asarray(rng.integers(0, n_c, size=n_new), dtype=np.int64)

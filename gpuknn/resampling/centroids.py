@@ -9,10 +9,10 @@ import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
 from .._delegation import take_rows
+from ..base import clone, validate_data
 from ..cluster import KMeans
 from ..errors import InvalidInputError
 from ..neighbors import kneighbors
-from ..base import clone, validate_data
 from ._base import BaseSampler, check_sampling_strategy, encode_labels
 
 __all__ = ["ClusterCentroids"]
@@ -74,8 +74,9 @@ class ClusterCentroids(BaseSampler):
     _sampling_type = "under-sampling"
     _selects_rows = False  # new rows: no sample_indices_
 
-    def __init__(self, *, sampling_strategy: Any = "auto", random_state: Any = None, estimator: Any = None,
-                 voting: str = "auto"):
+    def __init__(
+        self, *, sampling_strategy: Any = "auto", random_state: Any = None, estimator: Any = None, voting: str = "auto"
+    ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
         self.estimator = estimator
@@ -88,10 +89,12 @@ class ClusterCentroids(BaseSampler):
             est = self.estimator
             if not (hasattr(est, "get_params") and hasattr(est, "set_params") and hasattr(est, "fit")):
                 raise InvalidInputError(
-                    f"estimator must be a clustering estimator with get_params/set_params/fit, got {est!r}")
+                    f"estimator must be a clustering estimator with get_params/set_params/fit, got {est!r}"
+                )
             if "n_clusters" not in est.get_params(deep=False):
                 raise InvalidInputError(
-                    f"estimator must have an n_clusters parameter and a fitted cluster_centers_, got {est!r}")
+                    f"estimator must have an n_clusters parameter and a fitted cluster_centers_, got {est!r}"
+                )
 
     def _centres(self, Xc: Any, n: int, xp: Any) -> Any:
         if self.estimator is None:
@@ -113,7 +116,8 @@ class ClusterCentroids(BaseSampler):
         C = validate_matrix(C, xp, name="cluster_centers_", dtype=Xc.dtype, device=dev)
         if tuple(C.shape) != (n, int(Xc.shape[1])):
             raise InvalidInputError(
-                f"estimator gave cluster_centers_ of shape {tuple(C.shape)}, expected {(n, int(Xc.shape[1]))}")
+                f"estimator gave cluster_centers_ of shape {tuple(C.shape)}, expected {(n, int(Xc.shape[1]))}"
+            )
         return C
 
     def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:

@@ -125,7 +125,9 @@ class TomekLinks(_NeighbourCleaner):
     [0, 1, 0, 0]
     """
 
-    def __init__(self, *, sampling_strategy: Any = "auto", metric: str = "euclidean", working_memory: int | None = None):
+    def __init__(
+        self, *, sampling_strategy: Any = "auto", metric: str = "euclidean", working_memory: int | None = None
+    ):
         self.sampling_strategy = sampling_strategy
         self.metric = metric
         self.working_memory = working_memory
@@ -189,9 +191,14 @@ class EditedNearestNeighbours(_NeighbourCleaner):
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         keep = enn_keep(
-            X, lab.codes, self._clean_mask(lab), lab.classes.shape[0],
-            n_neighbors=_check_k(self.n_neighbors), kind_sel=self.kind_sel,
-            metric=self.metric, working_memory=self.working_memory,
+            X,
+            lab.codes,
+            self._clean_mask(lab),
+            lab.classes.shape[0],
+            n_neighbors=_check_k(self.n_neighbors),
+            kind_sel=self.kind_sel,
+            metric=self.metric,
+            working_memory=self.working_memory,
         )
         return _class_order(keep, lab.codes)
 

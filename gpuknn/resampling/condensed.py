@@ -54,7 +54,9 @@ class _SeededCondenser(BaseSampler):
         for c in self._strategy:
             members = np.flatnonzero(lab.codes == c)
             if n_seeds > members.shape[0]:
-                raise InvalidInputError(f"n_seeds_S={n_seeds} exceeds the {members.shape[0]} samples of class {lab.label(c)!r}")
+                raise InvalidInputError(
+                    f"n_seeds_S={n_seeds} exceeds the {members.shape[0]} samples of class {lab.label(c)!r}"
+                )
             out[c] = members[rng.choice(members.shape[0], size=n_seeds, replace=False)].astype(np.int64)
         self.seed_indices_ = {lab.label(c): s for c, s in out.items()}
         return out
@@ -174,8 +176,8 @@ class CondensedNearestNeighbour(_SeededCondenser):
         store_x = from_numpy(np.asarray(store, dtype=np.int64), xp, device=dev)
         kk = min(k, len(store))
         Xr = xp.take(X, from_numpy(cand, xp, device=dev), axis=0)
-        D, I = kneighbors(Xr, xp.take(X, store_x, axis=0), kk, **opts)
-        D, L = sign * D, gather(y, gather(store_x, I))
+        D, nbr = kneighbors(Xr, xp.take(X, store_x, axis=0), kk, **opts)
+        D, L = sign * D, gather(y, gather(store_x, nbr))
         # Distances among the block's candidates, (n_b, n_b) in candidate order: the column
         # of a candidate that joins the store updates the rows after it.
         Db, Ib = kneighbors(Xr, Xr, int(cand.shape[0]), **opts)
@@ -278,9 +280,9 @@ class OneSidedSelection(_SeededCondenser):
             if rest.size:
                 take = lambda idx: xp.take(X, from_numpy(idx, xp, device=dev), axis=0)  # noqa: E731
                 kk = min(k, store.shape[0])
-                I = kneighbors(take(rest), take(store), kk, return_distance=False, **opts)
+                nbr = kneighbors(take(rest), take(store), kk, return_distance=False, **opts)
                 L = from_numpy(lab.codes[store], xp, device=dev)
-                pred = _vote(gather(L, I), kk, lab.classes.shape[0])
+                pred = _vote(gather(L, nbr), kk, lab.classes.shape[0])
                 kept = np.concatenate([kept, rest[pred != c]])
             parts.append(kept)
         idx = np.concatenate(parts).astype(np.int64)

@@ -10,19 +10,20 @@ neighbour search per fold serves every scorer (all k at once, :func:`gpuknn.vote
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from .._backend import check_int, array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy, validate_matrix
+from .._delegation import on_input_device, take_rows
 from ..errors import InvalidInputError
 from ..metrics import borda_rank, roc_auc_score
 from ..model_selection import StratifiedKFold
 from ..model_selection.cv import check_folds
 from ..neighbors import kneighbors
 from ..votes import vote_counts
-from .._delegation import on_input_device, take_rows
 from ._base import gather
 
 __all__ = ["KNNScorer", "default_knn_scorers", "knn_positive_scores", "ResampledCVResult", "cross_validate_resampled"]
@@ -42,7 +43,9 @@ class KNNScorer:
         return f"k={self.n_neighbors} {self.weights}"
 
 
-def default_knn_scorers(ks: Sequence[int] = (3, 5, 11), weights: Sequence[str] = ("uniform", "distance")) -> list[KNNScorer]:
+def default_knn_scorers(
+    ks: Sequence[int] = (3, 5, 11), weights: Sequence[str] = ("uniform", "distance")
+) -> list[KNNScorer]:
     """Every combination of ``ks`` and ``weights`` (weights outer, k inner)."""
     return [KNNScorer(int(k), w) for w in weights for k in ks]
 
@@ -90,18 +93,20 @@ def knn_positive_scores(
         if s.weights == "distance" and metric == "inner":
             raise InvalidInputError("weights='distance' is undefined for metric='inner'")
         ks.append(min(k, n))
-    D, I = kneighbors(X_test, X_train, max(ks), metric=metric, working_memory=working_memory)
+    D, nbr = kneighbors(X_test, X_train, max(ks), metric=metric, working_memory=working_memory)
     if isinstance(y_train, (np.ndarray, list, tuple)) or array_namespace(y_train) is not xp:
         y01 = from_numpy(np.asarray(to_numpy(y_train)).astype(np.int64), xp, device=device_of(X_train))
     else:
         y01 = xp.astype(y_train, xp.int64)
-    lab = gather(y01, I)
+    lab = gather(y01, nbr)
     out: list[Any] = [None] * len(scorers)
     for w in ("uniform", "distance"):
         pos = [i for i, s in enumerate(scorers) if s.weights == w]
         if not pos:
             continue
-        counts = vote_counts(lab, [ks[i] for i in pos], n_classes=2, distances=D if w == "distance" else None, weights=w)
+        counts = vote_counts(
+            lab, [ks[i] for i in pos], n_classes=2, distances=D if w == "distance" else None, weights=w
+        )
         counts = xp.astype(counts, xp.float64)
         share = counts[:, :, 1] / xp.sum(counts, axis=2)
         for j, i in enumerate(pos):
@@ -214,8 +219,12 @@ def cross_validate_resampled(
         y_tr01 = (np.asarray(to_numpy(y_tr)) == pos_label).astype(np.int64)
         sizes.append([int((y_tr01 == 0).sum()), int(y_tr01.sum())])
         scores = knn_positive_scores(
-            X_tr, from_numpy(y_tr01, xp, device=dev), take_rows(X, te), scorers,
-            metric=metric, working_memory=working_memory,
+            X_tr,
+            from_numpy(y_tr01, xp, device=dev),
+            take_rows(X, te),
+            scorers,
+            metric=metric,
+            working_memory=working_memory,
         )
         if combine:
             scores.append(borda_rank(scores))

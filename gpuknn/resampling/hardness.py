@@ -10,11 +10,11 @@ import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._delegation import take_rows
+from ..base import clone
 from ..classifiers.knn import KNeighborsClassifier
 from ..errors import InvalidInputError
 from ..model_selection.cv import check_folds
 from ..model_selection.splitters import StratifiedKFold
-from ..base import clone
 from ._base import BaseSampler, Labels
 
 __all__ = ["InstanceHardnessThreshold"]
@@ -88,8 +88,9 @@ class InstanceHardnessThreshold(BaseSampler):
 
     _sampling_type = "under-sampling"
 
-    def __init__(self, *, estimator: Any = None, sampling_strategy: Any = "auto", random_state: Any = None,
-                 cv: Any = 5):
+    def __init__(
+        self, *, estimator: Any = None, sampling_strategy: Any = "auto", random_state: Any = None, cv: Any = 5
+    ):
         self.estimator = estimator
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -101,8 +102,9 @@ class InstanceHardnessThreshold(BaseSampler):
             return KNeighborsClassifier()
         for attr in ("fit", "predict_proba", "get_params"):
             if not callable(getattr(est, attr, None)):
-                raise InvalidInputError(f"estimator must be a classifier with fit, predict_proba and "
-                                        f"get_params; {est!r} has no {attr}")
+                raise InvalidInputError(
+                    f"estimator must be a classifier with fit, predict_proba and get_params; {est!r} has no {attr}"
+                )
         return est
 
     def _folds(self, X: Any, codes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -16,10 +16,10 @@ import numpy as np
 from numpy.random import default_rng
 
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
+from ..base import BaseEstimator, clone
 from ..cluster import KMeans
 from ..errors import InvalidInputError
 from ..ops.distance import pairwise_distances_chunked
-from ..base import BaseEstimator, clone
 from ._base import BaseSampler, Labels, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
@@ -198,8 +198,9 @@ class KMeansSMOTE(BaseSampler):
         for c, n_new in self._strategy.items():
             if n_new == 0:
                 continue
-            bar = (n_new / total_new / 2 if self.cluster_balance_threshold_ == "auto"
-                   else self.cluster_balance_threshold_)
+            bar = (
+                n_new / total_new / 2 if self.cluster_balance_threshold_ == "auto" else self.cluster_balance_threshold_
+            )
             kept, sparsity, member_sets = [], [], []
             for j in range(self._n_clusters):
                 in_j = clusters == j
@@ -242,4 +243,3 @@ class KMeansSMOTE(BaseSampler):
                 bases.append(members[flat // k])
                 nbrs.append(members[to_numpy(pick).astype(np.int64)])
         return record_segments(self, new_rows, new_codes, bases, nbrs, xp)
-

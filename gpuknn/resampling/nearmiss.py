@@ -149,6 +149,6 @@ class NearMiss(BaseSampler):
                 rows = rows[np.unique(to_numpy(near).reshape(-1))]
             kk = n_min if version == 2 else k
             dist, _ = kneighbors(_take(X, rows, xp), X_min, kk, **opts)
-            sums = xp.sum(dist[:, max(kk - k, 0):], axis=1)
+            sums = xp.sum(dist[:, max(kk - k, 0) :], axis=1)
             out.append(rows[_rank(sums, n_keep, farthest=version == 3)])
         return np.concatenate(out).astype(np.int64)

@@ -53,8 +53,14 @@ class _RepeatedENN(BaseSampler):
         else:
             Xc = xp.take(X, from_numpy(cur, xp, device=device_of(X)), axis=0)
         keep = enn_keep(
-            Xc, sub.codes, clean, n_cls, n_neighbors=k, kind_sel=self.kind_sel,
-            metric=self.metric, working_memory=self.working_memory,
+            Xc,
+            sub.codes,
+            clean,
+            n_cls,
+            n_neighbors=k,
+            kind_sel=self.kind_sel,
+            metric=self.metric,
+            working_memory=self.working_memory,
         )
         order = _class_order(keep, sub.codes)
         return cur[order], np.bincount(sub.codes[order], minlength=n_cls)
@@ -137,7 +143,7 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
         k = self._check_common()
         max_iter = check_int(self.max_iter, name="max_iter", low=1)
         cur = np.arange(lab.codes.shape[0], dtype=np.int64)
-        for it in range(max_iter):
+        for it in range(max_iter):  # noqa: B007 - the count is read after the loop
             prev = cur.shape[0]
             cur, counts = self._round(X, lab, cur, k, xp)
             if cur.shape[0] == prev or self._stops(lab, counts):

@@ -27,8 +27,7 @@ def check_class_sizes(strategy: dict, lab: Labels, k: int, what: str) -> None:
     for c, n_new in strategy.items():
         if n_new > 0 and lab.counts[c] < k + 1:
             raise InvalidInputError(
-                f"{what} needs at least {k + 1} samples in class {lab.label(c)!r}, "
-                f"which has {int(lab.counts[c])}"
+                f"{what} needs at least {k + 1} samples in class {lab.label(c)!r}, which has {int(lab.counts[c])}"
             )
 
 
@@ -55,8 +54,9 @@ def interpolate(
     return base + step * diff, pick
 
 
-def record_segments(sampler: Any, new_rows: list, new_codes: list, bases: list, nbrs: list,
-                    xp: Any) -> tuple[Any, np.ndarray]:
+def record_segments(
+    sampler: Any, new_rows: list, new_codes: list, bases: list, nbrs: list, xp: Any
+) -> tuple[Any, np.ndarray]:
     """Set ``base_indices_`` / ``neighbor_indices_`` (each new point's segment, host int64)
     and return the new rows (or None) and their class codes, as ``_resample`` does."""
     sampler.base_indices_ = np.concatenate(bases) if bases else np.zeros(0, dtype=np.int64)
@@ -159,9 +159,16 @@ class _SmoteThenClean(BaseSampler):
 
     def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
         """SMOTE, then the cleaner on SMOTE's output (see the class docstring)."""
-        smote = self.smote if self.smote is not None else SMOTE(
-            sampling_strategy=self.sampling_strategy, random_state=self.random_state,
-            k_neighbors=self.k_neighbors, metric=self.metric, working_memory=self.working_memory,
+        smote = (
+            self.smote
+            if self.smote is not None
+            else SMOTE(
+                sampling_strategy=self.sampling_strategy,
+                random_state=self.random_state,
+                k_neighbors=self.k_neighbors,
+                metric=self.metric,
+                working_memory=self.working_memory,
+            )
         )
         self.smote_ = smote
         self.sampling_strategy_ = None

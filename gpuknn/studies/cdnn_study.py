@@ -24,20 +24,20 @@ distance matrix per fold (the data sets are small). No printing: progress goes t
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from ..classifiers.cdnn import centroid_displacement_predict
 from ..classifiers.centroid import class_means
-from ..ops.radius import radius_votes
 from ..errors import InvalidInputError
 from ..metrics import f1_score
 from ..model_selection import RepeatedStratifiedKFold
 from ..neighbors import PreparedReference, kneighbors, search
+from ..ops.radius import radius_votes
 from ..votes import votes_for_many_k
-
 
 __all__ = ["DATASETS", "METHODS", "PUBLISHED", "load_study_dataset", "run_cdnn_study"]
 
@@ -95,9 +95,7 @@ def _fold_predictions(Xtr, ytr, Xte, ks, n_classes, xp, timer) -> dict[str, Any]
     with timer("CDNN"):
         out["CDNN"] = centroid_displacement_predict(Xte, Xtr, ytr, idx, n_classes=n_classes, ks=ks)
     with timer("ECDNN"):
-        out["ECDNN"] = centroid_displacement_predict(
-            Xte, Xtr, ytr, idx, n_classes=n_classes, ks=ks, n_confident=2
-        )
+        out["ECDNN"] = centroid_displacement_predict(Xte, Xtr, ytr, idx, n_classes=n_classes, ks=ks, n_confident=2)
     return out
 
 

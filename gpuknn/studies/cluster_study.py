@@ -10,7 +10,8 @@ print and save.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -50,9 +51,7 @@ INDEX_INFO: dict[str, tuple[str, str]] = {
     "gap": ("gap statistic (one-standard-error rule)", "1-SE"),
 }
 
-CENTRES = np.array(
-    [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0], [10.0, 10.0, 10.0]]
-)
+CENTRES = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0], [10.0, 10.0, 10.0]])
 
 
 def make_groups(*, n_per_group: int = 60, spread: float = 1.0, seed: int = 0, xp: Any = None) -> tuple[Any, np.ndarray]:
@@ -162,13 +161,23 @@ def run_cluster_study(
     say("cophenetic correlation")
     cpcc = {m: cophenetic_correlation(X, method=m) for m in ("single", "complete", "average", "ward")}
     say(f"structure test against a uniform null (B={B_null})")
-    test = _null_test(X, partitions[min(4, len(ks) - 1)], min(5, ks[-1]), int(B_null), np.random.default_rng(seed + 1), xp)
+    test = _null_test(
+        X, partitions[min(4, len(ks) - 1)], min(5, ks[-1]), int(B_null), np.random.default_rng(seed + 1), xp
+    )
     chosen = {name: _best(vals, INDEX_INFO[name][1], ks) for name, vals in idx.items()}
     chosen = {k: v for k, v in chosen.items() if v is not None}
     chosen["gap"] = int(gap.n_clusters)
     return {
-        "config": {"seed": seed, "k_max": k_max, "n_per_group": n_per_group, "n_groups": len(CENTRES),
-                   "n_init": n_init, "B_gap": B_gap, "B_null": B_null, "sd_alpha": alpha},
+        "config": {
+            "seed": seed,
+            "k_max": k_max,
+            "n_per_group": n_per_group,
+            "n_groups": len(CENTRES),
+            "n_init": n_init,
+            "B_gap": B_gap,
+            "B_null": B_null,
+            "sd_alpha": alpha,
+        },
         "k": ks,
         "indices": idx,
         "chosen_k": chosen,

@@ -20,8 +20,9 @@ balance) and the PCA. No printing: progress goes to ``callback(event, info)``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,13 +36,20 @@ from ..model_selection.splitters import StratifiedKFold
 from ..model_selection.sweep import check_grid
 from ..ops.distance import check_metric
 
-__all__ = ["SweepConfig", "run_sweep", "check_config", "default_grids", "config_dict", "FASHION_PS",
-           "SCALES", "SCORINGS"]
+__all__ = [
+    "SweepConfig",
+    "run_sweep",
+    "check_config",
+    "default_grids",
+    "config_dict",
+    "FASHION_PS",
+    "SCALES",
+    "SCORINGS",
+]
 
 # The seed grid (1..15 and 15 + 100 j) plus the 20..100 range where kNN on Fashion-MNIST
 # peaks; all of it costs one projection per fold.
-FASHION_PS = sorted(set(range(1, 16)) | {20, 25, 30, 40, 50, 60, 70, 80, 100}
-                    | set(range(115, 785, 100)))
+FASHION_PS = sorted(set(range(1, 16)) | {20, 25, 30, 40, 50, 60, 70, 80, 100} | set(range(115, 785, 100)))
 SCALES = ("none", "standard", "minmax")
 SCORINGS = ("accuracy", "macro_f1", "balanced_accuracy")
 
@@ -184,9 +192,14 @@ def run_sweep(
         Xtr, ytr_f = _resampled(Xtr, take_rows(y_dev, tr), config)
         return Xtr, ytr_f, Xte, take_rows(y_dev, te)
 
-    out: dict[str, Any] = {"classes": classes.tolist(), "n_train": int(X_train.shape[0]),
-                           "n_test": int(X_test.shape[0]), "scoring": config.scoring,
-                           "metrics": metrics, "per_metric": {m: {} for m in metrics}}
+    out: dict[str, Any] = {
+        "classes": classes.tolist(),
+        "n_train": int(X_train.shape[0]),
+        "n_test": int(X_test.shape[0]),
+        "scoring": config.scoring,
+        "metrics": metrics,
+        "per_metric": {m: {} for m in metrics},
+    }
     if not config.skip_raw:
         cb("stage", {"name": "k sweep (raw features)", "total": len(folds) * len(metrics)})
         done = 0
@@ -195,25 +208,35 @@ def run_sweep(
                 key = f"raw/{m}/fold={f}"
                 if jr.get(key) is None:
                     t0 = time.perf_counter()
-                    scores = fold_k_scores(*fold_data(tr, te), ks_raw, n_classes=n_classes, metric=m,
-                                           weights=config.weights, scoring=scoring,
-                                           working_memory=config.working_memory)
-                    jr.append(key, {"fold": f, "scores": _lists(scores),
-                                    "seconds": time.perf_counter() - t0})
+                    scores = fold_k_scores(
+                        *fold_data(tr, te),
+                        ks_raw,
+                        n_classes=n_classes,
+                        metric=m,
+                        weights=config.weights,
+                        scoring=scoring,
+                        working_memory=config.working_memory,
+                    )
+                    jr.append(key, {"fold": f, "scores": _lists(scores), "seconds": time.perf_counter() - t0})
                 done += 1
                 cb("step", {"stage": "raw", "done": done})
             out["per_metric"][m]["raw"] = _aggregate(
-                [jr.get(f"raw/{m}/fold={f}")["scores"] for f in range(len(folds))], ks_raw,
-                config.scoring)
+                [jr.get(f"raw/{m}/fold={f}")["scores"] for f in range(len(folds))], ks_raw, config.scoring
+            )
 
     cb("stage", {"name": "explained variance", "total": 1})
     if jr.get("variance") is None:
         t0 = time.perf_counter()
         Xs, _ = _scaled(X_train, None, config.scale, xp)
         pca = _pca(min(X_train.shape), config).fit(Xs)  # the whole spectrum
-        jr.append("variance", {"explained_variance": to_numpy(pca.explained_variance_).tolist(),
-                               "explained_variance_ratio": to_numpy(pca.explained_variance_ratio_).tolist(),
-                               "seconds": time.perf_counter() - t0})
+        jr.append(
+            "variance",
+            {
+                "explained_variance": to_numpy(pca.explained_variance_).tolist(),
+                "explained_variance_ratio": to_numpy(pca.explained_variance_ratio_).tolist(),
+                "seconds": time.perf_counter() - t0,
+            },
+        )
     out["variance"] = {k: v for k, v in jr.get("variance").items() if k.startswith("explained")}
     cb("step", {"stage": "variance", "done": 1})
 
@@ -226,22 +249,39 @@ def run_sweep(
             Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
             del Xtr, Xte
             for m in metrics:
-                per_p = fold_kp_scores(Ztr, ytr_f, Zte, yte_f, ks, ps, n_classes=n_classes,
-                                       metric=m, weights=config.weights, scoring=scoring,
-                                       working_memory=config.working_memory,
-                                       on_tile=lambda d, t: cb("tile", {"done": d, "total": t}))
+                per_p = fold_kp_scores(
+                    Ztr,
+                    ytr_f,
+                    Zte,
+                    yte_f,
+                    ks,
+                    ps,
+                    n_classes=n_classes,
+                    metric=m,
+                    weights=config.weights,
+                    scoring=scoring,
+                    working_memory=config.working_memory,
+                    on_tile=lambda d, t: cb("tile", {"done": d, "total": t}),
+                )
                 seconds = (time.perf_counter() - t0) / (len(ps) * len(metrics))
                 for p in ps:
-                    jr.append(f"kp/{m}/fold={f}/p={p}", {"fold": f, "p": p, "scores": _lists(per_p[p]),
-                                                         "seconds": seconds})
+                    jr.append(
+                        f"kp/{m}/fold={f}/p={p}", {"fold": f, "p": p, "scores": _lists(per_p[p]), "seconds": seconds}
+                    )
         cb("step", {"stage": "kp", "done": f + 1})
     for m in metrics:
-        heat = {p: _aggregate([jr.get(f"kp/{m}/fold={f}/p={p}")["scores"] for f in range(len(folds))],
-                              ks, config.scoring) for p in ps}
+        heat = {
+            p: _aggregate([jr.get(f"kp/{m}/fold={f}/p={p}")["scores"] for f in range(len(folds))], ks, config.scoring)
+            for p in ps
+        }
         out["per_metric"][m]["heatmap"] = {
-            "ps": ps, "ks": ks, "weights": list(config.weights), "scoring": config.scoring,
+            "ps": ps,
+            "ks": ks,
+            "weights": list(config.weights),
+            "scoring": config.scoring,
             "mean": {w: [heat[p][w]["mean"] for p in ps] for w in config.weights},
-            "std": {w: [heat[p][w]["std"] for p in ps] for w in config.weights}}
+            "std": {w: [heat[p][w]["std"] for p in ps] for w in config.weights},
+        }
 
     best = _choose({m: out["per_metric"][m]["heatmap"] for m in metrics})
     out["best"] = best
@@ -257,10 +297,16 @@ def run_sweep(
     test = {k: v for k, v in jr.get("final").items() if k not in ("key", "checksum")}
     cb("step", {"stage": "final", "done": 1})
     out["test"] = test
-    out.update(k_best=best["k"], p_best=best["p"], weights_best=best["weights"],
-               metric_best=best["metric"], cv_score_best=best["cv_score"],
-               test_accuracy=test["accuracy"], test_macro_f1=test["macro_f1"],
-               test_balanced_accuracy=test["balanced_accuracy"])
+    out.update(
+        k_best=best["k"],
+        p_best=best["p"],
+        weights_best=best["weights"],
+        metric_best=best["metric"],
+        cv_score_best=best["cv_score"],
+        test_accuracy=test["accuracy"],
+        test_macro_f1=test["macro_f1"],
+        test_balanced_accuracy=test["balanced_accuracy"],
+    )
     if config.scoring == "accuracy":
         out["cv_accuracy_best"] = best["cv_score"]
     out["seconds_compute"] = float(sum(r.get("seconds", 0.0) for r in jr.records.values()))
@@ -291,10 +337,12 @@ def _sampler(name: str, seed: int) -> Any:
 
     cls = getattr(resampling, name, None)
     if not (isinstance(cls, type) and hasattr(cls, "fit_resample")):
-        valid = sorted(n for n in resampling.__all__
-                       if hasattr(getattr(resampling, n), "fit_resample") and n[0].isupper())
-        raise InvalidInputError(f"resample must name a gpuknn.resampling sampler, got {name!r}; "
-                                f"valid: {', '.join(valid)}")
+        valid = sorted(
+            n for n in resampling.__all__ if hasattr(getattr(resampling, n), "fit_resample") and n[0].isupper()
+        )
+        raise InvalidInputError(
+            f"resample must name a gpuknn.resampling sampler, got {name!r}; valid: {', '.join(valid)}"
+        )
     params = cls().get_params()
     return cls(random_state=seed) if "random_state" in params else cls()
 
@@ -323,14 +371,17 @@ def _final(X_train, y_dev, X_test, yte, best, n_classes, config, xp) -> dict:
     i = nb.indices
     lab = xp.reshape(xp.take(ytr, xp.reshape(i, (-1,))), i.shape)
     extra = nb.vote_args() if best["weights"] == "distance" else {}
-    pred = to_numpy(votes_for_many_k(lab, [best["k"]], n_classes=n_classes,
-                                     weights=best["weights"], **extra)[0])
+    pred = to_numpy(votes_for_many_k(lab, [best["k"]], n_classes=n_classes, weights=best["weights"], **extra)[0])
     labels = np.arange(n_classes)
     cm = to_numpy(confusion_matrix(yte, pred, labels=labels))
     f1 = to_numpy(f1_score(yte, pred, labels=labels, average=None))
-    return {"accuracy": accuracy_score(yte, pred), "macro_f1": float(f1.mean()),
-            "balanced_accuracy": float(balanced_accuracy_score(yte, pred)),
-            "confusion_matrix": cm.tolist(), "per_class_f1": f1.tolist()}
+    return {
+        "accuracy": accuracy_score(yte, pred),
+        "macro_f1": float(f1.mean()),
+        "balanced_accuracy": float(balanced_accuracy_score(yte, pred)),
+        "confusion_matrix": cm.tolist(),
+        "per_class_f1": f1.tolist(),
+    }
 
 
 def _choose(heats: dict[str, dict]) -> dict:
@@ -342,8 +393,17 @@ def _choose(heats: dict[str, dict]) -> dict:
                     score = heat["mean"][w][pi][ki]
                     key = (-score, mi, wi, p, k)
                     if best is None or key < best[0]:
-                        best = (key, {"metric": m, "k": k, "p": p, "weights": w, "cv_score": score,
-                                      "cv_std": heat["std"][w][pi][ki]})
+                        best = (
+                            key,
+                            {
+                                "metric": m,
+                                "k": k,
+                                "p": p,
+                                "weights": w,
+                                "cv_score": score,
+                                "cv_std": heat["std"][w][pi][ki],
+                            },
+                        )
     out = best[1]
     if heats[out["metric"]].get("scoring", "accuracy") == "accuracy":
         out["cv_accuracy"] = out["cv_score"]
@@ -354,8 +414,13 @@ def _aggregate(fold_scores: list[dict], ks: list[int], scoring: str) -> dict:
     out = {"ks": ks}
     for w in fold_scores[0]:
         acc = np.asarray([fs[w][scoring] for fs in fold_scores])  # (folds, len(ks))
-        out[w] = {"mean": acc.mean(0).tolist(), "std": acc.std(0).tolist(),
-                  "min": acc.min(0).tolist(), "max": acc.max(0).tolist(), "folds": acc.tolist()}
+        out[w] = {
+            "mean": acc.mean(0).tolist(),
+            "std": acc.std(0).tolist(),
+            "min": acc.min(0).tolist(),
+            "max": acc.max(0).tolist(),
+            "folds": acc.tolist(),
+        }
     return out
 
 

@@ -10,8 +10,9 @@ classes overlap; well-separated classes are learnt at any proportion.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 

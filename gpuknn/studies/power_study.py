@@ -17,8 +17,9 @@ when ``(eps / 10) * |c_2| < tol`` -- for tiny gaps long before the vector is acc
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -58,8 +59,11 @@ class PowerStudyResult:
         """Per gap and eigenpair, (n_eps, 5) arrays: mean/std/min/max over the draws of
         iterations and residuals, plus the converged fraction."""
         out: dict[str, np.ndarray] = {}
-        for name, arr in (("iterations", self.iterations), ("residual", self.residuals),
-                          ("eigenvalue_error", self.eigenvalue_errors)):
+        for name, arr in (
+            ("iterations", self.iterations),
+            ("residual", self.residuals),
+            ("eigenvalue_error", self.eigenvalue_errors),
+        ):
             a = arr.astype(np.float64)
             out[f"{name}_mean"] = a.mean(axis=1)
             out[f"{name}_std"] = a.std(axis=1)
@@ -70,11 +74,19 @@ class PowerStudyResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (lists) of the raw arrays, the summary and the parameters."""
-        raw = {k: getattr(self, k).tolist() for k in (
-            "eps", "true_eigenvalues", "eigenvalues", "iterations", "residuals",
-            "eigenvalue_errors", "converged")}
-        return {"params": dict(self.params), **raw,
-                "summary": {k: v.tolist() for k, v in self.summary().items()}}
+        raw = {
+            k: getattr(self, k).tolist()
+            for k in (
+                "eps",
+                "true_eigenvalues",
+                "eigenvalues",
+                "iterations",
+                "residuals",
+                "eigenvalue_errors",
+                "converged",
+            )
+        }
+        return {"params": dict(self.params), **raw, "summary": {k: v.tolist() for k, v in self.summary().items()}}
 
 
 def householder_matrices(eigenvalues: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -145,14 +157,13 @@ def power_study(
     if not (isinstance(n_eps, int) and n_eps >= 1 and isinstance(n_draws, int) and n_draws >= 1):
         raise InvalidInputError(f"n_eps and n_draws must be positive ints, got {n_eps!r}, {n_draws!r}")
     if not 0 < eps_min <= eps_max < 5:
-        raise InvalidInputError(
-            f"need 0 < eps_min <= eps_max < 5, got eps_min={eps_min!r}, eps_max={eps_max!r}"
-        )
+        raise InvalidInputError(f"need 0 < eps_min <= eps_max < 5, got eps_min={eps_min!r}, eps_max={eps_max!r}")
     xp = array_namespace() if xp is None else xp
     rng = np.random.default_rng(random_state)
     eps = np.geomspace(eps_min, eps_max, n_eps)
-    true = np.stack([np.full(n_eps, 10.0), 10.0 - eps, np.full(n_eps, 5.0),
-                     np.full(n_eps, 2.0), np.full(n_eps, 1.0)], axis=1)
+    true = np.stack(
+        [np.full(n_eps, 10.0), 10.0 - eps, np.full(n_eps, 5.0), np.full(n_eps, 2.0), np.full(n_eps, 1.0)], axis=1
+    )
     lam_all = np.repeat(true, n_draws, axis=0)  # (n_eps * n_draws, 5), gap-major
     A_np = householder_matrices(lam_all, rng)
     A = from_numpy(A_np, xp)
@@ -160,8 +171,14 @@ def power_study(
         # non-convergence at max_iter is a measured outcome here, kept in `converged`
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = deflated_power_method(
-            A, 5, max_iter=max_iter, tol=tol, random_state=rng,
-            check_every=check_every, strategy="powers", callback=callback,
+            A,
+            5,
+            max_iter=max_iter,
+            tol=tol,
+            random_state=rng,
+            check_every=check_every,
+            strategy="powers",
+            callback=callback,
         )
     shape = (n_eps, n_draws, 5)
     lam = to_numpy(res.eigenvalues).reshape(shape)
@@ -173,8 +190,14 @@ def power_study(
         residuals=to_numpy(res.residuals).reshape(shape),
         eigenvalue_errors=np.abs(lam - true[:, None, :]),
         converged=np.asarray(res.converged).reshape(shape),
-        params=dict(n_eps=n_eps, eps_min=eps_min, eps_max=eps_max, n_draws=n_draws,
-                    max_iter=max_iter, tol=tol, random_state=random_state
-                    if isinstance(random_state, (int, type(None))) else repr(random_state),
-                    check_every=check_every),
+        params=dict(
+            n_eps=n_eps,
+            eps_min=eps_min,
+            eps_max=eps_max,
+            n_draws=n_draws,
+            max_iter=max_iter,
+            tol=tol,
+            random_state=random_state if isinstance(random_state, (int, type(None))) else repr(random_state),
+            check_every=check_every,
+        ),
     )

@@ -13,17 +13,26 @@ standardised with the statistics of the whole set (label-free, so no label leak)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._backend import array_namespace, from_numpy
 from ..model_selection import StratifiedKFold
 from ..resampling import (
-    SMOTE, SMOTEENN, CNNTomek, CondensedNearestNeighbour, EditedNearestNeighbours,
-    NeighbourhoodCleaningRule, OneSidedSelection, RandomOverSampler, RandomUnderSampler,
-    SMOTETomek, TomekLinks,
+    SMOTE,
+    SMOTEENN,
+    CNNTomek,
+    CondensedNearestNeighbour,
+    EditedNearestNeighbours,
+    NeighbourhoodCleaningRule,
+    OneSidedSelection,
+    RandomOverSampler,
+    RandomUnderSampler,
+    SMOTETomek,
+    TomekLinks,
 )
 from ..resampling.cv import KNNScorer, cross_validate_resampled, default_knn_scorers
 from .overlap_study import make_overlap_domain
@@ -64,8 +73,13 @@ def imbalanced_datasets(*, random_state: Any = 0) -> dict[str, tuple[np.ndarray,
     X, y = make_overlap_domain(2000, 0.5, 0.05, random_state=int(rng.integers(2**31)))
     out["gauss-overlap"] = (np.asarray(X), np.asarray(y))
     X, y = skd.make_classification(
-        n_samples=2000, n_features=10, n_informative=4, weights=[0.95, 0.05], flip_y=0.02,
-        class_sep=0.8, random_state=int(rng.integers(2**31)),
+        n_samples=2000,
+        n_features=10,
+        n_informative=4,
+        weights=[0.95, 0.05],
+        flip_y=0.02,
+        class_sep=0.8,
+        random_state=int(rng.integers(2**31)),
     )
     out["make-classification"] = (X, y.astype(np.int64))
     for name, (X, y) in out.items():
