@@ -50,6 +50,11 @@ __all__ = ["PCA"]
 _SOLVERS = ("eigh", "deflation", "block")
 
 
+def _is_dask(X: Any) -> bool:
+    """A ``dask.array`` input, recognised without importing Dask."""
+    return type(X).__module__.split(".")[0] == "dask"
+
+
 class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Principal component analysis (scikit-learn compatible subset).
 
@@ -166,11 +171,21 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if self.dtype is not None:
             _dtype_from(self.dtype, np)  # the kind of dtype; the namespace's comes at fit
 
-    def fit(self, X: Any, y: Any = None) -> PCA:
-        """Fit on ``X`` (n_samples, n_features); ``y`` is ignored. Returns ``self``."""
+    def _check_solver_and_options(self) -> None:
         if not isinstance(self.solver, str) or self.solver not in _SOLVERS:
             raise InvalidInputError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
         self._check_options()
+
+    def fit(self, X: Any, y: Any = None) -> PCA:
+        """Fit on ``X`` (n_samples, n_features); ``y`` is ignored. Returns ``self``.
+
+        A dask array is fitted from its chunks' moments (:func:`gpuknn.distributed.fit_pca`).
+        """
+        if _is_dask(X):
+            from .distributed.pca import fit_pca  # noqa: PLC0415 - Dask only when given its arrays
+
+            return fit_pca(self, X)
+        self._check_solver_and_options()
         xp = array_namespace(X)
         # the finite check comes with the covariance's column sums and Gram diagonal
         X = validate_data(self, X, reset=True, xp=xp, dtype=self.dtype, check_finite=False)
@@ -179,8 +194,13 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise InvalidInputError(
                 f"PCA needs at least 2 samples, got n_samples = {n_samples} (X of shape {tuple(X.shape)})"
             )
-        p, fraction = self._n_components(n_samples, n_features)
         C64, mean = covariance_and_mean(X)
+        return self._fit_covariance(C64, mean, n_samples, n_features, X.dtype)
+
+    def _fit_covariance(self, C64: Any, mean: Any, n_samples: int, n_features: int, dtype: Any) -> PCA:
+        """The fit from the float64 covariance and mean (shared with the Dask fit)."""
+        xp = array_namespace(C64)
+        p, fraction = self._n_components(n_samples, n_features)
         total = float(xp.sum(xp.linalg.diagonal(C64)))
         if fraction is not None:
             spectrum = to_numpy(xp.flip(xp.linalg.eigvalsh(C64), axis=0))
@@ -197,19 +217,19 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             # float32 data of tiny (or huge) scale would otherwise underflow in the products.
             scale = float(xp.max(xp.abs(C64)))
             scale = scale if scale > 0 else 1.0
-            result = self._solve(xp.astype(C64 / scale, X.dtype), p)
+            result = self._solve(xp.astype(C64 / scale, dtype), p)
             lam = xp.astype(result.eigenvalues, xp.float64) * scale
         lam = xp.where(lam < 0, xp.zeros_like(lam), lam)
-        self.mean_ = xp.astype(mean, X.dtype)
-        self.components_ = xp.astype(xp.matrix_transpose(result.eigenvectors), X.dtype)
-        self.explained_variance_ = xp.astype(lam, X.dtype)
+        self.mean_ = xp.astype(mean, dtype)
+        self.components_ = xp.astype(xp.matrix_transpose(result.eigenvectors), dtype)
+        self.explained_variance_ = xp.astype(lam, dtype)
         ratio = lam / total if total > 0 else xp.zeros_like(lam)
-        self.explained_variance_ratio_ = xp.astype(ratio, X.dtype)
-        self.singular_values_ = xp.astype(xp.sqrt(lam * (n_samples - 1)), X.dtype)
+        self.explained_variance_ratio_ = xp.astype(ratio, dtype)
+        self.singular_values_ = xp.astype(xp.sqrt(lam * (n_samples - 1)), dtype)
         self.n_components_ = p
         self.n_features_in_ = n_features
         self.n_samples_ = n_samples
-        self.n_iter_ = from_numpy(np.asarray(result.n_iter, dtype=np.int64), xp, device=device_of(X))
+        self.n_iter_ = from_numpy(np.asarray(result.n_iter, dtype=np.int64), xp, device=device_of(C64))
         self.converged_ = bool(np.all(result.converged))
         return self
 
@@ -254,8 +274,13 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def transform(self, X: Any) -> Any:
         """Project ``X`` (n, n_features) onto the components: ``(n, n_components_)``.
 
-        Centres with the *training* mean; output in X's floating dtype.
+        Centres with the *training* mean; output in X's floating dtype. A dask array gives a
+        lazy dask array (:func:`gpuknn.distributed.transform_pca`).
         """
+        if _is_dask(X):
+            from .distributed.pca import transform_pca  # noqa: PLC0415
+
+            return transform_pca(self, X)
         X, xp = self._check_X(X, "n_features_in_", "X")
         W = xp.astype(self.components_, X.dtype)
         return xp.matmul(X - xp.astype(self.mean_, X.dtype), xp.matrix_transpose(W))

@@ -14,6 +14,7 @@ PACKAGES = [
     "gpuknn.metrics",
     "gpuknn.cluster",
     "gpuknn.model_selection",
+    "gpuknn.distributed",
     "gpuknn.linalg",
     "gpuknn.resampling",
     "gpuknn.datasets",
