@@ -78,9 +78,9 @@ class _NeighborsBase(BaseEstimator):
 
     def _build_index(self) -> None:
         brute = self._fit_method == "brute"
-        self._tree = None if brute else build_tree(self._fit_X)
+        self._tree = None if brute else build_tree(self._fit_X, name="X")
         # Prepared once here, not at every query (the engine's reference statistics and rows).
-        self._ref = PreparedReference(self._fit_X, metric=self.metric) if brute else None
+        self._ref = PreparedReference(self._fit_X, metric=self.metric, name="X") if brute else None
 
     def __getstate__(self) -> dict:
         # The prepared reference holds its array module, which does not pickle: rebuilt on load.
@@ -147,6 +147,7 @@ class _NeighborsBase(BaseEstimator):
                 algorithm=self._fit_method,
                 working_memory=self.working_memory,
                 tree=self._tree,
+                names=("X", "X"),
             )
             dist, idx = nb.output_distances(), nb.indices
             if train:

@@ -113,9 +113,9 @@ class _NeighborsRegression(RegressorMixin, BaseEstimator):
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
         self._fit_method = resolve_algorithm(self.algorithm, xp, self.metric, self.n_features_in_)
-        self._tree = build_tree(X) if self._fit_method == "kd_tree" else None
+        self._tree = build_tree(X, name="X") if self._fit_method == "kd_tree" else None
         # Brute force: the training rows are prepared once here, not at every predict.
-        self._ref = PreparedReference(X, metric=self.metric) if self._fit_method == "brute" else None
+        self._ref = PreparedReference(X, metric=self.metric, name="X") if self._fit_method == "brute" else None
 
     def _check_query(self, X: Any) -> tuple[Any, Any]:
         check_is_fitted(self, "_fit_X")
@@ -220,6 +220,7 @@ class KNeighborsRegressor(_NeighborsRegression):
             algorithm=self._fit_method,
             working_memory=self.working_memory,
             tree=self._tree,
+            names=("X", "X"),
         )
 
     def kneighbors(self, X: Any, n_neighbors: int | None = None, return_distance: bool = True):

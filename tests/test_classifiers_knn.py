@@ -97,13 +97,23 @@ def test_labels_of_another_length(xp, to_xp):
 
 
 @pytest.mark.parametrize("algorithm", ["brute", "kd_tree"])
-def test_messages_name_the_users_argument(algorithm):
+@pytest.mark.parametrize("estimator", ["classifier", "regressor", "nearest"])
+def test_messages_name_the_users_argument(algorithm, estimator):
     # issue 18: the engine's internal names (Q, R) never reach the user
+    from gpuknn import KNeighborsRegressor, NearestNeighbors
+
+    make = {"classifier": KNeighborsClassifier, "regressor": KNeighborsRegressor, "nearest": NearestNeighbors}[
+        estimator
+    ]
     X = np.random.default_rng(0).normal(size=(20, 3))
     bad = X.copy()
     bad[3, 1] = 1e200
     with pytest.raises(InvalidInputError, match=r"^X holds values up to 1e\+200"):
-        KNeighborsClassifier(3, algorithm=algorithm).fit(bad, np.arange(20) % 2)
-    model = KNeighborsClassifier(3, algorithm=algorithm).fit(X, np.arange(20) % 2)
+        make(3, algorithm=algorithm).fit(bad, np.arange(20) % 2)
+    model = make(3, algorithm=algorithm).fit(X, np.arange(20) % 2)
+    if estimator == "nearest":
+        with pytest.raises(InvalidInputError, match=r"^X holds values up to 1e\+200"):
+            model.kneighbors(bad)
+        return
     with pytest.raises(InvalidInputError, match=r"^X holds values up to 1e\+200"):
         model.predict(bad)
