@@ -253,7 +253,7 @@ def host_array(X: Any, *, name: str = "X") -> np.ndarray:
     masked arrays with masked entries, complex values and non-numeric objects raise
     :class:`InvalidInputError` saying so (scikit-learn's wording, which its tools match).
     """
-    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+    if hasattr(X, "tocsr"):  # scipy.sparse (and cupyx.scipy.sparse) matrices and arrays
         raise InvalidInputError(
             f"{name} is a sparse matrix ({type(X).__name__} of shape {getattr(X, 'shape', '?')}); "
             f"sparse input is not supported: pass a dense array, e.g. {name}.toarray()"

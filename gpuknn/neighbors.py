@@ -25,31 +25,28 @@ ties and near duplicates and within the tile's certified bound elsewhere.
 
 from __future__ import annotations
 
-import math
-import warnings
 from typing import Any, NamedTuple
 
 from ._backend import (
     array_namespace,
     check_int,
-    default_working_memory,
     is_out_of_memory,
     preferred_tile_bytes,
     validate_matrix,
 )
 from ._delegation import on_input_device
-from .errors import InvalidInputError, WorkingMemoryWarning
+from .errors import InvalidInputError
 from .ops.certify import reference_bound
 from .ops.distance import check_metric, validate_pair
 from .ops.exact import distance_interval, exact_keys, keys_to_distances
 from .ops.groups import rerank_groups
-from .ops.rerank import collect_top, rerank
+from .ops.limits import check_magnitude, check_working_memory, raise_to_minimum, warn_many_tiles
+from .ops.rerank import rerank
+from .ops.rerank import second_pass as _second_pass  # a module global: tests count its calls
 from .ops.rows import replace_rows
 from .ops.search import (
     Reference,
     TilePlan,
-    _scratch_per_element,
-    collect,
     nominate,
     plan_tiles,
     prepare_queries,
@@ -104,7 +101,7 @@ class PreparedReference:
         check_metric(metric)
         xp = array_namespace(R)
         data = validate_matrix(R, xp, name=name, check_finite=False)
-        self.magnitude = _check_magnitude(None, data, xp, names=("Q", name))
+        self.magnitude = check_magnitude(None, data, xp, names=("Q", name))
         self.metric = metric
         self.reference = Reference(data, metric, keep_rows=True)
 
@@ -252,7 +249,7 @@ def search(
     check_metric(metric)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric, names=names)
     k = check_int(k, name="k", low=1, high=ref.shape[0])
-    working_memory = _check_working_memory(working_memory, xp)
+    working_memory = check_working_memory(working_memory, xp)
     keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude, labels=labels)
 
     def refine(rows: Any) -> Any:
@@ -282,68 +279,10 @@ def resolve_inputs(
             raise InvalidInputError(
                 f"{qn} has {Q.shape[1]} features but {rn} has {R.shape[1]} (shapes {tuple(Q.shape)} and {R.shape})"
             )
-        return Q, R.reference, max(R.magnitude, _check_magnitude(Q, None, xp, names=names)), xp
+        return Q, R.reference, max(R.magnitude, check_magnitude(Q, None, xp, names=names)), xp
     Q, R, xp = validate_pair(Q, R, names=names, check_finite=False)
-    magnitude = _check_magnitude(Q, R, xp, names=names)
+    magnitude = check_magnitude(Q, R, xp, names=names)
     return Q, Reference(R, metric, keep_rows=False), magnitude, xp
-
-
-def _check_working_memory(working_memory: Any, xp: Any) -> int:
-    if working_memory is None:
-        return default_working_memory(xp)
-    if (
-        isinstance(working_memory, bool)
-        or not isinstance(working_memory, (int, float))
-        or not (math.isfinite(working_memory) and working_memory > 0)
-    ):
-        raise InvalidInputError(f"working_memory must be a positive number of bytes, got {working_memory!r}")
-    return int(working_memory)
-
-
-def minimum_working_memory(n_queries: int, kk: int, row_width: int) -> int:
-    """Smallest ``working_memory`` holding one row of tiles: one prepared query row and
-    reference row and one score element, float64, with its selection scratch
-    (:func:`plan_tiles` gives a quarter of its budget to the prepared rows and half to the
-    tile; the search gives it three quarters of its own). Blocks may be narrower than
-    ``kk`` (the candidates are merged across blocks)."""
-    row_bytes = max(1, row_width) * 8
-    per = 8 + _scratch_per_element(8)
-    plan_budget = max(4 * row_bytes, 2 * per)
-    return -(-4 * plan_budget // 3)
-
-
-def _raise_to_minimum(working_memory: int, n_queries: int, kk: int, row_width: int) -> int:
-    low = minimum_working_memory(n_queries, kk, row_width)
-    if working_memory < low:
-        warnings.warn(
-            f"working_memory={working_memory} bytes is too small for one row of tiles "
-            f"({n_queries} queries, {kk} candidates, rows of width {row_width}); using the "
-            f"minimum, {low} bytes",
-            WorkingMemoryWarning,
-            stacklevel=4,
-        )
-        return low
-    return working_memory
-
-
-# Tiles beyond which a search is dominated by per-tile overhead (a 10 KiB budget made a
-# 2000 x 30000 search take 89 s instead of 0.15 s, issue 18): it says so.
-_MANY_TILES = 20_000
-
-
-def _warn_many_tiles(plan: TilePlan, n_q: int, n_ref: int, working_memory: int) -> None:
-    n_tiles = -(-n_q // plan.rows) * -(-n_ref // plan.cols)
-    if n_tiles > _MANY_TILES:
-        warnings.warn(
-            f"working_memory={working_memory} bytes splits this {n_q} x {n_ref} search into "
-            f"{n_tiles} tiles of {plan.rows} x {plan.cols} scores: expect it to be slow (the "
-            f"default, None, is {_CPU_HINT})",
-            WorkingMemoryWarning,
-            stacklevel=4,
-        )
-
-
-_CPU_HINT = "256 MiB on the CPU and half the free memory on a GPU"
 
 
 def kneighbors_keys(
@@ -370,12 +309,12 @@ def kneighbors_keys(
     tile_dtype = _tile_dtype(Q, n_ref, ref.width, magnitude, xp)
     kk = min(n_ref, k + candidate_margin(k))
     itemsize = 8 if tile_dtype == xp.float64 else 4
-    working_memory = _raise_to_minimum(working_memory, n_q, kk, ref.width)
+    working_memory = raise_to_minimum(working_memory, n_q, kk, ref.width)
     # A quarter of the budget is left to the float64 row preparation and the exact pass.
     plan = plan_tiles(
         n_q, n_ref, ref.width, itemsize, max(1, working_memory * 3 // 4), tile_bytes=preferred_tile_bytes(xp)
     )
-    _warn_many_tiles(plan, n_q, n_ref, working_memory)
+    warn_many_tiles(plan, n_q, n_ref, working_memory)
     while True:
         try:
             return _search(
@@ -457,54 +396,3 @@ def _search_chunk(
         [(res.keys, keys_bad), (res.index, idx_bad), (res.err, xp.zeros_like(res.err[: bad.shape[0]]))],
     )
     return keys, idx, err
-
-
-def _second_pass(Qb, ref, k, plan, xp, *, kth):
-    """Exact top k of rows the certificate could not settle (``kth``: their k-th exact key
-    among the candidates). Their tile scores are recomputed in float64, whose bound is
-    some 10^-9 of float32's, and every reference scoring within it of the k-th is
-    collected (the true top k are among them) and decided by its exact key."""
-    f64 = xp.float64
-    q_rows, q_stats, q_norm, q_sq = prepare_queries(Qb, ref, f64)
-    bound = reference_bound(ref, q_norm, q_stats, f64)
-    kth_units = kth if q_sq is None else 0.5 * kth + 0.5 * q_sq
-    threshold = kth_units - bound
-    # Float64 tiles and rows take twice the bytes of the plan's float32 ones: half the rows.
-    plan = TilePlan(plan.query_chunk, max(1, plan.rows // 2), max(1, plan.cols // 2))
-    keys, idx = collect_top(
-        lambda progress: collect(q_rows, ref, threshold, plan, f64, progress),
-        Qb,
-        ref.data,
-        ref.metric,
-        ref.stats,
-        q_stats,
-        k,
-        kth=kth,
-    )
-    return keys, xp.astype(idx, xp.int64)
-
-
-def _check_magnitude(Q: Any, R: Any, xp: Any, *, names: tuple[str, str] = ("Q", "R")) -> float:
-    """Largest |value| of Q (and R); raise on NaN/inf or if squared norms would overflow.
-
-    Every metric forms ``x.x`` (norms, the euclidean augmentation) or ``q.r`` in the input's
-    dtype: beyond ``sqrt(max / d)`` they overflow and the neighbours are meaningless. The
-    same two reductions (max, min) also clear the finite check (NaN propagates through
-    them, an infinity is one of them); only a failing input is scanned row by row.
-    """
-    top = 0.0
-    for name, a in zip(names, (Q, R)):
-        if a is None:
-            continue
-        hi, lo = float(xp.max(a)), float(xp.min(a))
-        if not (math.isfinite(hi) and math.isfinite(lo)):
-            validate_matrix(a, xp, name=name)  # raises, naming the rows
-        top_a = max(hi, -lo)
-        limit = (float(xp.finfo(a.dtype).max) / (4 * (a.shape[1] + 1))) ** 0.5
-        if top_a > limit:
-            raise InvalidInputError(
-                f"{name} holds values up to {top_a:.3g}; {a.dtype} squared norms of "
-                f"{a.shape[1]} features overflow beyond {limit:.3g}: rescale the data"
-            )
-        top = max(top, top_a)
-    return top

@@ -29,9 +29,10 @@ from typing import Any, NamedTuple
 from ._backend import array_namespace, check_int, device_of
 from ._delegation import on_input_device
 from .errors import InvalidInputError
-from .neighbors import _check_working_memory, kneighbors_keys, resolve_inputs
+from .neighbors import kneighbors_keys, resolve_inputs
 from .ops.distance import check_metric
 from .ops.exact import keys_to_distances
+from .ops.limits import check_working_memory
 from .ops.topk import merge_topk
 
 __all__ = ["PartialNeighbors", "kneighbors_partial", "merge_partial", "finalize_partial"]
@@ -101,7 +102,7 @@ def kneighbors_partial(
     k = check_int(k, name="k", low=1)
     offset = check_int(offset, name="offset", low=0)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric)
-    wm = _check_working_memory(working_memory, xp)
+    wm = check_working_memory(working_memory, xp)
     kk = min(k, ref.shape[0])
     keys, idx, _ = kneighbors_keys(Q, ref, kk, working_memory=wm, magnitude=magnitude, exact_all=True)
     idx = idx + offset

@@ -261,7 +261,7 @@ def test_working_memory_below_one_row_of_tiles_warns_and_is_raised():
     """Issue 18: working_memory=1 crawled one score at a time, silently; it is raised to the
     minimum with a WorkingMemoryWarning (same answer), and odd types name the argument."""
     from gpuknn import WorkingMemoryWarning
-    from gpuknn.neighbors import minimum_working_memory
+    from gpuknn.ops.limits import minimum_working_memory
 
     rng = np.random.default_rng(1)
     Q, R = rng.normal(size=(7, 4)), rng.normal(size=(30, 4))

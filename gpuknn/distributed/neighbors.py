@@ -10,8 +10,8 @@ import numpy as np
 
 from .._backend import array_namespace, check_int, default_working_memory
 from ..errors import InvalidInputError
-from ..neighbors import _check_working_memory
 from ..ops.distance import check_metric
+from ..ops.limits import check_working_memory
 from ..partial import finalize_partial, kneighbors_partial, merge_partial
 from ._dask import as_row_chunked, import_dask, resolve_split_every, row_blocks, tree_reduce
 
@@ -89,7 +89,7 @@ def kneighbors(
     k = check_int(k, name="k", low=1)
     split_every = resolve_split_every(split_every)
     # resolved here, on the client, and passed to every task (see working_memory above)
-    wm = default_working_memory(np) if working_memory is None else _check_working_memory(working_memory, np)
+    wm = default_working_memory(np) if working_memory is None else check_working_memory(working_memory, np)
     Q = as_row_chunked(Q, "Q")
     R = as_row_chunked(R, "R")
     if Q.shape[1] != R.shape[1]:

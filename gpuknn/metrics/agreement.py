@@ -1,7 +1,7 @@
 """Agreement and probabilistic scores: Matthews correlation, Cohen's kappa, top-k accuracy, log loss.
 
 Definitions and edge cases follow scikit-learn 1.9. Labels are encoded once
-(:func:`~gpuknn.metrics.classification._encode`: in their own namespace when numeric, on the host
+(:func:`~gpuknn.metrics._labels._encode`: in their own namespace when numeric, on the host
 when strings); counts come from :func:`gpuknn._delegation.bincount`; every score is reduced on
 the device and read back in a single transfer. Scores are Python floats.
 """
@@ -17,7 +17,7 @@ import numpy as np
 from .._backend import array_namespace, check_int, from_numpy, to_numpy
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
-from .classification import UndefinedMetricWarning, _counts2d, _device, _encode, _is_host_nonnumeric
+from ._labels import UndefinedMetricWarning, _counts2d, _device, _encode, _is_host_nonnumeric
 
 __all__ = ["matthews_corrcoef", "cohen_kappa_score", "top_k_accuracy_score", "log_loss"]
 

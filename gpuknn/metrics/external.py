@@ -19,7 +19,7 @@ from typing import Any
 
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .classification import _counts2d, _encode
+from ._labels import _counts2d, _encode
 
 __all__ = [
     "contingency_matrix",

@@ -25,7 +25,7 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .classification import _device, _encode
+from ._labels import _device, _encode
 from .external import _hubert_gamma_partitions
 
 __all__ = ["hubert_gamma", "cophenetic_correlation", "gap_statistic", "GapResult", "within_dispersion"]

@@ -18,7 +18,7 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, to_numpy
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .classification import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
+from ._labels import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
 from .ranking import _roc_counts
 
 __all__ = ["precision_recall_curve", "average_precision_score"]

@@ -24,7 +24,7 @@ from typing import Any
 from .._backend import array_namespace, validate_matrix
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .classification import _device
+from ._labels import _device
 from .internal import _distance_blocks, _label_codes, _prepare
 
 __all__ = [

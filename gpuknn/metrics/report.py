@@ -21,7 +21,8 @@ import numpy as np
 from .._backend import array_namespace, check_int, to_numpy
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .classification import _binary_index, _divide, _per_class_counts
+from ._labels import _divide
+from .classification import _binary_index, _per_class_counts
 
 __all__ = ["classification_report", "sensitivity_specificity_support", "geometric_mean_score"]
 

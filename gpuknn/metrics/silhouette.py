@@ -26,9 +26,9 @@ import numpy as np
 from .._backend import array_namespace, check_int, default_working_memory, from_numpy, validate_matrix
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
-from ..neighbors import _check_magnitude
 from ..ops.distance import _unit_rows
-from .classification import _device
+from ..ops.limits import check_magnitude
+from ._labels import _device
 from .internal import _distance_blocks, _label_codes, _prepare
 
 __all__ = ["silhouette_samples", "silhouette_score", "calinski_harabasz_score"]
@@ -54,7 +54,7 @@ def _validated(X: Any, labels: Any, metric: str) -> tuple[Any, Any, Any, int]:
     X, xp = _prepare(X, metric)
     n = int(X.shape[0])
     if metric != "precomputed":
-        _check_magnitude(None, X, xp, names=("X", "X"))  # squares that overflow: no distances
+        check_magnitude(None, X, xp, names=("X", "X"))  # squares that overflow: no distances
     if metric == "precomputed":
         diag = xp.take(xp.reshape(X, (-1,)), xp.arange(0, n * n, n + 1, device=_device(X)))
         atol = 100 * float(xp.finfo(X.dtype).eps)

@@ -66,9 +66,9 @@ def build_tree(R: Any, *, name: str = "R") -> Any:
     from scipy.spatial import cKDTree  # noqa: PLC0415 - scipy import is slow, only when used
 
     from .._backend import array_namespace  # noqa: PLC0415
-    from ..neighbors import _check_magnitude  # noqa: PLC0415 - neighbors imports ops
+    from .limits import check_magnitude  # noqa: PLC0415 - limits imports search
 
-    _check_magnitude(None, R, array_namespace(R), names=(name, name))
+    check_magnitude(None, R, array_namespace(R), names=(name, name))
     return cKDTree(np.asarray(to_numpy(R), dtype=np.float64))
 
 
@@ -164,14 +164,15 @@ def neighbors(
     argument names).
     """
     from .._backend import array_namespace  # noqa: PLC0415
-    from ..neighbors import Neighbors, PreparedReference, _check_magnitude, search  # noqa: PLC0415
+    from ..neighbors import Neighbors, PreparedReference, search  # noqa: PLC0415
+    from .limits import check_magnitude  # noqa: PLC0415
 
     data = R.data if isinstance(R, PreparedReference) else R
     xp = array_namespace(Q, data)
     algo = resolve_algorithm(algorithm, xp, metric, int(data.shape[1]))
     if algo == "brute":
         return search(Q, R, k, metric=metric, working_memory=working_memory, names=names)
-    _check_magnitude(Q, data, xp, names=names)  # cKDTree would return garbage indices
+    check_magnitude(Q, data, xp, names=names)  # cKDTree would return garbage indices
     sq, i = kdtree_kneighbors(Q, data, k, metric=metric, tree=tree, squared=True)
     keys = -sq
     dist = np.sqrt(sq) if metric == "euclidean" else sq

@@ -20,12 +20,13 @@ from typing import Any, NamedTuple
 
 from .._backend import array_namespace, device_of
 from .._delegation import order_rows
-from .certify import certified
+from .certify import certified, reference_bound
 from .exact import RowStats, exact_keys
 from .rows import replace_rows
+from .search import TilePlan, collect, prepare_queries
 from .topk import merge_topk
 
-__all__ = ["Reranked", "rerank", "top_pairs", "take_stats", "collect_top", "Progress", "KEY_MAX"]
+__all__ = ["Reranked", "rerank", "top_pairs", "take_stats", "collect_top", "second_pass", "Progress", "KEY_MAX"]
 
 # Collected pairs kept before they are sorted and cut to k per row.
 _PENDING_PAIRS = 1 << 20
@@ -286,3 +287,28 @@ def _chunked(keys_of, rows, cols, d, xp):
     if n <= step:
         return keys_of(rows, cols)
     return xp.concat([keys_of(rows[p0 : min(p0 + step, n)], cols[p0 : min(p0 + step, n)]) for p0 in range(0, n, step)])
+
+
+def second_pass(Qb, ref, k, plan, xp, *, kth):
+    """Exact top k of rows the certificate could not settle (``kth``: their k-th exact key
+    among the candidates). Their tile scores are recomputed in float64, whose bound is
+    some 10^-9 of float32's, and every reference scoring within it of the k-th is
+    collected (the true top k are among them) and decided by its exact key."""
+    f64 = xp.float64
+    q_rows, q_stats, q_norm, q_sq = prepare_queries(Qb, ref, f64)
+    bound = reference_bound(ref, q_norm, q_stats, f64)
+    kth_units = kth if q_sq is None else 0.5 * kth + 0.5 * q_sq
+    threshold = kth_units - bound
+    # Float64 tiles and rows take twice the bytes of the plan's float32 ones: half the rows.
+    plan = TilePlan(plan.query_chunk, max(1, plan.rows // 2), max(1, plan.cols // 2))
+    keys, idx = collect_top(
+        lambda progress: collect(q_rows, ref, threshold, plan, f64, progress),
+        Qb,
+        ref.data,
+        ref.metric,
+        ref.stats,
+        q_stats,
+        k,
+        kth=kth,
+    )
+    return keys, xp.astype(idx, xp.int64)

@@ -35,6 +35,7 @@ from ..model_selection.journal import Journal
 from ..model_selection.splitters import StratifiedKFold
 from ..model_selection.sweep import check_grid
 from ..ops.distance import check_metric
+from .sweep_tables import MemoryJournal, aggregate, choose, host_labels, lists
 
 __all__ = [
     "SweepConfig",
@@ -168,8 +169,8 @@ def run_sweep(
     X_test = validate_matrix(X_test, xp, name="X_test", dtype=X_train.dtype)
     if X_train.shape[1] != X_test.shape[1]:
         raise InvalidInputError(f"X_train has {X_train.shape[1]} features, X_test {X_test.shape[1]}")
-    classes, ytr = np.unique(_host(y_train), return_inverse=True)
-    yte_host = _host(y_test)
+    classes, ytr = np.unique(host_labels(y_train), return_inverse=True)
+    yte_host = host_labels(y_test)
     if ytr.shape[0] != X_train.shape[0] or yte_host.shape[0] != X_test.shape[0]:
         raise InvalidInputError("labels and rows differ in length")
     unknown = np.setdiff1d(yte_host, classes)
@@ -177,7 +178,7 @@ def run_sweep(
         raise InvalidInputError(f"y_test has labels absent from y_train: {unknown[:5].tolist()}")
     yte = np.searchsorted(classes, yte_host)
     n_classes = int(classes.shape[0])
-    jr = journal or _MemoryJournal()
+    jr = journal or MemoryJournal()
     folds = list(StratifiedKFold(config.folds, shuffle=True, random_state=config.seed).split(ytr, ytr))
     min_train = min(tr.size for tr, _ in folds)
     ks_raw = check_grid(config.ks_raw, name="k", upper=min_train)
@@ -203,13 +204,15 @@ def run_sweep(
     if not config.skip_raw:
         cb("stage", {"name": "k sweep (raw features)", "total": len(folds) * len(metrics)})
         done = 0
-        for m in metrics:
-            for f, (tr, te) in enumerate(folds):
+        for f, (tr, te) in enumerate(folds):
+            data = None  # the fold's scaled (and resampled) parts, made once for every metric
+            for m in metrics:
                 key = f"raw/{m}/fold={f}"
                 if jr.get(key) is None:
                     t0 = time.perf_counter()
+                    data = fold_data(tr, te) if data is None else data
                     scores = fold_k_scores(
-                        *fold_data(tr, te),
+                        *data,
                         ks_raw,
                         n_classes=n_classes,
                         metric=m,
@@ -217,10 +220,11 @@ def run_sweep(
                         scoring=scoring,
                         working_memory=config.working_memory,
                     )
-                    jr.append(key, {"fold": f, "scores": _lists(scores), "seconds": time.perf_counter() - t0})
+                    jr.append(key, {"fold": f, "scores": lists(scores), "seconds": time.perf_counter() - t0})
                 done += 1
                 cb("step", {"stage": "raw", "done": done})
-            out["per_metric"][m]["raw"] = _aggregate(
+        for m in metrics:
+            out["per_metric"][m]["raw"] = aggregate(
                 [jr.get(f"raw/{m}/fold={f}")["scores"] for f in range(len(folds))], ks_raw, config.scoring
             )
 
@@ -266,12 +270,12 @@ def run_sweep(
                 seconds = (time.perf_counter() - t0) / (len(ps) * len(metrics))
                 for p in ps:
                     jr.append(
-                        f"kp/{m}/fold={f}/p={p}", {"fold": f, "p": p, "scores": _lists(per_p[p]), "seconds": seconds}
+                        f"kp/{m}/fold={f}/p={p}", {"fold": f, "p": p, "scores": lists(per_p[p]), "seconds": seconds}
                     )
         cb("step", {"stage": "kp", "done": f + 1})
     for m in metrics:
         heat = {
-            p: _aggregate([jr.get(f"kp/{m}/fold={f}/p={p}")["scores"] for f in range(len(folds))], ks, config.scoring)
+            p: aggregate([jr.get(f"kp/{m}/fold={f}/p={p}")["scores"] for f in range(len(folds))], ks, config.scoring)
             for p in ps
         }
         out["per_metric"][m]["heatmap"] = {
@@ -283,7 +287,7 @@ def run_sweep(
             "std": {w: [heat[p][w]["std"] for p in ps] for w in config.weights},
         }
 
-    best = _choose({m: out["per_metric"][m]["heatmap"] for m in metrics})
+    best = choose({m: out["per_metric"][m]["heatmap"] for m in metrics})
     out["best"] = best
     out["heatmap"] = out["per_metric"][best["metric"]]["heatmap"]
     if "raw" in out["per_metric"][best["metric"]]:
@@ -382,70 +386,6 @@ def _final(X_train, y_dev, X_test, yte, best, n_classes, config, xp) -> dict:
         "confusion_matrix": cm.tolist(),
         "per_class_f1": f1.tolist(),
     }
-
-
-def _choose(heats: dict[str, dict]) -> dict:
-    best = None
-    for mi, (m, heat) in enumerate(heats.items()):  # the metric listed first wins exact ties
-        for wi, w in enumerate(heat["weights"]):  # then uniform, listed first
-            for pi, p in enumerate(heat["ps"]):
-                for ki, k in enumerate(heat["ks"]):
-                    score = heat["mean"][w][pi][ki]
-                    key = (-score, mi, wi, p, k)
-                    if best is None or key < best[0]:
-                        best = (
-                            key,
-                            {
-                                "metric": m,
-                                "k": k,
-                                "p": p,
-                                "weights": w,
-                                "cv_score": score,
-                                "cv_std": heat["std"][w][pi][ki],
-                            },
-                        )
-    out = best[1]
-    if heats[out["metric"]].get("scoring", "accuracy") == "accuracy":
-        out["cv_accuracy"] = out["cv_score"]
-    return out
-
-
-def _aggregate(fold_scores: list[dict], ks: list[int], scoring: str) -> dict:
-    out = {"ks": ks}
-    for w in fold_scores[0]:
-        acc = np.asarray([fs[w][scoring] for fs in fold_scores])  # (folds, len(ks))
-        out[w] = {
-            "mean": acc.mean(0).tolist(),
-            "std": acc.std(0).tolist(),
-            "min": acc.min(0).tolist(),
-            "max": acc.max(0).tolist(),
-            "folds": acc.tolist(),
-        }
-    return out
-
-
-def _lists(scores: dict) -> dict:
-    return {w: {m: np.asarray(v).tolist() for m, v in d.items()} for w, d in scores.items()}
-
-
-def _host(y: Any) -> np.ndarray:
-    return to_numpy(y) if hasattr(y, "shape") and not hasattr(y, "iloc") else np.asarray(y)
-
-
-class _MemoryJournal:
-    """Journal stand-in when no file is wanted."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, dict] = {}
-
-    def get(self, key: str) -> dict | None:
-        return self.records.get(key)
-
-    def append(self, key: str, record: dict) -> dict:
-        import json  # noqa: PLC0415
-
-        self.records[key] = json.loads(json.dumps({"key": key, **record}))
-        return self.records[key]
 
 
 def config_dict(config: SweepConfig) -> dict:
