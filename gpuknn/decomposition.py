@@ -27,6 +27,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from array_api_compat import is_dask_array  # checks sys.modules: never imports Dask
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ._backend import (
@@ -48,11 +49,6 @@ from .linalg.eigh import eigh
 __all__ = ["PCA"]
 
 _SOLVERS = ("eigh", "deflation", "block")
-
-
-def _is_dask(X: Any) -> bool:
-    """A ``dask.array`` input, recognised without importing Dask."""
-    return type(X).__module__.split(".")[0] == "dask"
 
 
 class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -181,7 +177,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         A dask array is fitted from its chunks' moments (:func:`gpuknn.distributed.fit_pca`).
         """
-        if _is_dask(X):
+        if is_dask_array(X):
             from .distributed.pca import fit_pca  # noqa: PLC0415 - Dask only when given its arrays
 
             return fit_pca(self, X)
@@ -277,7 +273,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Centres with the *training* mean; output in X's floating dtype. A dask array gives a
         lazy dask array (:func:`gpuknn.distributed.transform_pca`).
         """
-        if _is_dask(X):
+        if is_dask_array(X):
             from .distributed.pca import transform_pca  # noqa: PLC0415
 
             return transform_pca(self, X)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from array_api_compat import is_cupy_array
+from array_api_compat import is_cupy_array, is_dask_array  # neither imports Dask or CuPy
 
 from .._backend import array_namespace, check_int, validate_matrix
 from ..errors import InvalidInputError
@@ -32,11 +32,6 @@ def import_dask() -> tuple[Any, Any]:
             "gpuknn.distributed needs Dask: pip install 'gpuknn[dask]' (or dask[array] distributed)"
         ) from exc
     return dask, da
-
-
-def is_dask_array(X: Any) -> bool:
-    """Whether ``X`` is a ``dask.array`` array (checked without importing Dask)."""
-    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks") and hasattr(X, "to_delayed")
 
 
 def resolve_split_every(split_every: Any) -> int:
