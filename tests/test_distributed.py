@@ -227,7 +227,7 @@ def client():
     distributed = pytest.importorskip("distributed")
     saved = _env()
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
     )
     changed = {v: os.environ.get(v) for v in _THREAD_VARS if os.environ.get(v) != saved.get(v)}
     _restore(saved)

@@ -8,7 +8,7 @@ from gpuknn._backend import to_numpy
 from gpuknn.datasets import make_fashion_mnist_like
 from gpuknn.model_selection.journal import Journal
 from gpuknn.model_selection.splitters import StratifiedKFold
-from gpuknn.studies import knn_sweep
+from gpuknn.studies import knn_sweep, sweep_tasks
 from gpuknn.studies.knn_sweep import SweepConfig, config_dict, run_sweep
 
 SMALL = dict(ks_raw=list(range(1, 11)), ks=[1, 2, 3, 5, 8], ps=[1, 2, 3, 5, 8, 13, 20], folds=3, seed=1)
@@ -66,7 +66,7 @@ def test_interrupted_sweep_resumes_to_the_same_result(tmp_path, data):
 def test_pca_sees_training_folds_only(monkeypatch, data):
     X_train = data[0]
     fitted = []
-    real = knn_sweep._pca
+    real = sweep_tasks._pca
 
     def spy(n, config):
         pca = real(n, config)
@@ -79,7 +79,7 @@ def test_pca_sees_training_folds_only(monkeypatch, data):
         pca.fit = recording_fit
         return pca
 
-    monkeypatch.setattr(knn_sweep, "_pca", spy)
+    monkeypatch.setattr(sweep_tasks, "_pca", spy)
     run_sweep(*data, SweepConfig(**{**SMALL, "ks_raw": [1]}))
     y = data[1]
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(y, y))
@@ -164,13 +164,13 @@ def test_digits_any_data_study_chooses_the_metric():
 def test_scaling_uses_the_fold_training_part_only(monkeypatch, data):
     X_train = to_numpy(data[0])
     seen = []
-    real = knn_sweep._scaled
+    real = sweep_tasks.scaled
 
     def spy(Xtr, Xte, kind, xp):
         seen.append(int(Xtr.shape[0]))
         return real(Xtr, Xte, kind, xp)
 
-    monkeypatch.setattr(knn_sweep, "_scaled", spy)
+    monkeypatch.setattr(sweep_tasks, "scaled", spy)
     run_sweep(*data, SweepConfig(**{**SMALL, "scale": "minmax", "skip_raw": True}))
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X_train, to_numpy(data[1])))
     assert seen == [X_train.shape[0]] + [tr.size for tr, _ in folds] + [X_train.shape[0]]

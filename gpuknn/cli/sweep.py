@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ._args import positive_int
+from .dask_cluster import add_cluster_arguments, cluster_facts, open_client
 from .sweep_data import FASHION, add_data_arguments
 from .sweep_data import identity as _identity
 from .sweep_data import load as _load
@@ -146,6 +147,7 @@ def add_parser(sub) -> None:
         "settings); without it an existing journal is kept as journal.jsonl.N",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cluster_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -268,28 +270,31 @@ def run(args) -> int:
     }
     Xtr, Xte = from_numpy(Xtr, xp), from_numpy(Xte, xp)
 
-    # 2. the run: DIR created and locked, journal opened (an old one moved aside), study
-    out = rundir.path
-    with rundir:
-        journal = rundir.open_journal(settings, identity, ignore=IGNORED_ON_RESUME)
-        progress = _Progress(args.quiet)
-        t0 = time.perf_counter()
-        try:
-            res = run_sweep(Xtr, ytr, Xte, yte, config, journal=journal, callback=progress)
-        finally:
-            progress.close()
-        t_study = time.perf_counter() - t0
-        res["class_names"] = names
-        res["settings"] = settings
-        res["data"] = identity
-        res["device"] = device
-        res["versions"] = _versions(__version__)
-        res["seconds_load"] = t_load
-        res["seconds_study"] = t_study
-        res["seconds_total"] = time.perf_counter() - t_start
-        # 3. results first (atomically), then the figures: a figure failure loses no result
-        rundir.write_json_atomic("results.json", res)
-        failed = rundir.save_figures(_figures(res))
+    # the cluster (--scheduler/--workers) is reached before --out is touched too
+    with open_client(args) as client:
+        # 2. the run: DIR created and locked, journal opened (an old one moved aside), study
+        out = rundir.path
+        with rundir:
+            journal = rundir.open_journal(settings, identity, ignore=IGNORED_ON_RESUME)
+            progress = _Progress(args.quiet)
+            t0 = time.perf_counter()
+            try:
+                res = run_sweep(Xtr, ytr, Xte, yte, config, journal=journal, callback=progress, client=client)
+            finally:
+                progress.close()
+            t_study = time.perf_counter() - t0
+            res["class_names"] = names
+            res["settings"] = settings
+            res["data"] = identity
+            res["device"] = device
+            res["cluster"] = cluster_facts(client)
+            res["versions"] = _versions(__version__)
+            res["seconds_load"] = t_load
+            res["seconds_study"] = t_study
+            res["seconds_total"] = time.perf_counter() - t_start
+            # 3. results first (atomically), then the figures: a figure failure loses no result
+            rundir.write_json_atomic("results.json", res)
+            failed = rundir.save_figures(_figures(res))
 
     if journal.moved_to is not None:
         print(f"previous journal kept as {journal.moved_to}")

@@ -22,6 +22,7 @@ from ..neighbors import search
 from ..ops.exact import distance_interval, keys_to_distances
 from ..ops.gram import prefix_reference
 from .psweep import prefix_refine
+from .runner import get_runner
 from .splitters import StratifiedKFold
 from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_many_k
 
@@ -201,6 +202,7 @@ def cross_validate_k(
     weights: Sequence[str] = ("uniform",),
     scoring: Sequence[str] | dict = ("accuracy",),
     working_memory: int | None = None,
+    client: Any = None,
 ) -> SweepTable:
     """Cross-validated scores of kNN for every k in ``ks`` from one neighbour search per fold.
 
@@ -213,6 +215,12 @@ def cross_validate_k(
         ``StratifiedKFold(5, shuffle=True, random_state=0)``.
     metric, weights, working_memory : as for :class:`gpuknn.KNeighborsClassifier`
     scoring : names (``"accuracy"``, ``"macro_f1"``) or ``{name: callable(y_true, y_pred)}``
+    client : dask.distributed.Client, optional
+        Run one task per fold on its cluster: X, y and the folds are scattered once to
+        every worker (``broadcast=True``), each task searches and scores its fold there, and
+        the table is the single-process one (rows in fold order). A worker that dies is
+        replaced and its fold rerun (see :mod:`gpuknn.distributed.runner`). ``working_memory``
+        is then best given: a worker's default is computed on the worker.
 
     Returns
     -------
@@ -235,22 +243,36 @@ def cross_validate_k(
     xp, X, y_dev, n_classes, folds = _prepare(X, y, cv)
     ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
     weights, scoring, names = _options(weights, scoring)
-    rows = []
-    for f, (tr, te) in enumerate(folds):
-        sc = fold_k_scores(
-            take_rows(X, tr),
-            take_rows(y_dev, tr),
-            take_rows(X, te),
-            take_rows(y_dev, te),
-            ks,
-            n_classes=n_classes,
-            metric=metric,
-            weights=weights,
-            scoring=scoring,
-            working_memory=working_memory,
-        )
-        rows += _rows(sc, ks, f, {})
+    options = {"n_classes": n_classes, "metric": metric, "weights": weights, "scoring": scoring}
+    rows = _run_folds(_k_fold, client, X, y_dev, folds, ks=ks, working_memory=working_memory, **options)
     return SweepTable(rows, names)
+
+
+def _run_folds(task: Any, client: Any, X: Any, y_dev: Any, folds: list, **options: Any) -> list[dict]:
+    """The table rows of ``task`` run on every fold -- here, or one Dask task per fold with
+    X, y and the folds scattered once -- assembled in fold order whatever order they finish."""
+    runner = get_runner(client)
+    shared = runner.share(X=X, y=y_dev, folds=folds)
+    by_fold = dict(runner.run(task, [(f, {"f": f, **options}) for f in range(len(folds))], shared))
+    return [row for f in range(len(folds)) for row in by_fold[f]]
+
+
+def _k_fold(X, y, folds, f, ks, n_classes, metric, weights, scoring, working_memory) -> list[dict]:
+    """One fold of :func:`cross_validate_k`: its table rows."""
+    tr, te = folds[f]
+    sc = fold_k_scores(
+        take_rows(X, tr),
+        take_rows(y, tr),
+        take_rows(X, te),
+        take_rows(y, te),
+        ks,
+        n_classes=n_classes,
+        metric=metric,
+        weights=weights,
+        scoring=scoring,
+        working_memory=working_memory,
+    )
+    return _rows(sc, ks, f, {})
 
 
 @on_input_device
@@ -267,37 +289,44 @@ def cross_validate_kp(
     pca_solver: str = "eigh",
     random_state: Any = None,
     working_memory: int | None = None,
+    client: Any = None,
 ) -> SweepTable:
     """Cross-validated scores for every (p, k): PCA to p components, then kNN.
 
     PCA is fitted on each fold's training part only (no leakage) with ``max(ps)``
     components; every p comes from that one projection (:func:`neighbors_for_p_sweep`).
     Returns a :class:`SweepTable` with one row per (fold, p, weights, k). Equals refitting
-    PCA(p) + kNN for every (p, k) (tested). See :func:`cross_validate_k` for the options.
+    PCA(p) + kNN for every (p, k) (tested). See :func:`cross_validate_k` for the options
+    (``client``: one Dask task per fold, the PCA fitted inside it).
     """
-    from ..decomposition import PCA  # noqa: PLC0415 - PCA sits beside the engine
-
     xp, X, y_dev, n_classes, folds = _prepare(X, y, cv)
     ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
     ps = check_grid(ps, name="p", argument="ps", upper=min(X.shape[1], min(tr.size for tr, _ in folds)))
     weights, scoring, names = _options(weights, scoring)
-    rows = []
-    for f, (tr, te) in enumerate(folds):
-        Xtr, Xte = take_rows(X, tr), take_rows(X, te)
-        pca = PCA(max(ps), solver=pca_solver, random_state=random_state).fit(Xtr)
-        per_p = fold_kp_scores(
-            pca.transform(Xtr),
-            take_rows(y_dev, tr),
-            pca.transform(Xte),
-            take_rows(y_dev, te),
-            ks,
-            ps,
-            n_classes=n_classes,
-            metric=metric,
-            weights=weights,
-            scoring=scoring,
-            working_memory=working_memory,
-        )
-        for p in ps:
-            rows += _rows(per_p[p], ks, f, {"p": p})
+    options = {"n_classes": n_classes, "metric": metric, "weights": weights, "scoring": scoring}
+    pca = {"pca_solver": pca_solver, "random_state": random_state}
+    rows = _run_folds(_kp_fold, client, X, y_dev, folds, ks=ks, ps=ps, working_memory=working_memory, **options, **pca)
     return SweepTable(rows, names)
+
+
+def _kp_fold(X, y, folds, f, ks, ps, n_classes, metric, weights, scoring, pca_solver, random_state, working_memory):
+    """One fold of :func:`cross_validate_kp`: PCA on its training part, every (p, k) scored."""
+    from ..decomposition import PCA  # noqa: PLC0415 - PCA sits beside the engine
+
+    tr, te = folds[f]
+    Xtr, Xte = take_rows(X, tr), take_rows(X, te)
+    pca = PCA(max(ps), solver=pca_solver, random_state=random_state).fit(Xtr)
+    per_p = fold_kp_scores(
+        pca.transform(Xtr),
+        take_rows(y, tr),
+        pca.transform(Xte),
+        take_rows(y, te),
+        ks,
+        ps,
+        n_classes=n_classes,
+        metric=metric,
+        weights=weights,
+        scoring=scoring,
+        working_memory=working_memory,
+    )
+    return [row for p in ps for row in _rows(per_p[p], ks, f, {"p": p})]

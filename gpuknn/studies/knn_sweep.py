@@ -19,23 +19,21 @@ balance) and the PCA. No printing: progress goes to ``callback(event, info)``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
-from .._delegation import take_rows
+from .._backend import array_namespace, from_numpy, validate_matrix
 from ..errors import InvalidInputError
-from ..metrics import accuracy_score, balanced_accuracy_score, confusion_matrix, f1_score
-from ..model_selection.cv import fold_k_scores, fold_kp_scores
 from ..model_selection.journal import Journal
+from ..model_selection.runner import get_runner
 from ..model_selection.splitters import StratifiedKFold
 from ..model_selection.sweep import check_grid
 from ..ops.distance import check_metric
-from .sweep_tables import MemoryJournal, aggregate, choose, host_labels, lists
+from .sweep_tables import MemoryJournal, aggregate, choose, host_labels
+from .sweep_tasks import final_task, kp_task, raw_task, sampler, variance_task
 
 __all__ = [
     "SweepConfig",
@@ -124,7 +122,7 @@ def check_config(config: SweepConfig) -> list[str]:
     if config.scale not in SCALES:
         raise InvalidInputError(f"scale must be one of {SCALES}, got {config.scale!r}")
     if config.resample is not None:
-        _sampler(config.resample, config.seed)
+        sampler(config.resample, config.seed)
     return metrics
 
 
@@ -137,6 +135,7 @@ def run_sweep(
     *,
     journal: Journal | None = None,
     callback: Callback | None = None,
+    client: Any = None,
 ) -> dict[str, Any]:
     """Run the whole study; returns a JSON-serialisable dict of every number.
 
@@ -147,7 +146,15 @@ def run_sweep(
     journal : Journal, optional
         Finished parts found there are reused; new ones are appended as they finish.
     callback : callable(event, info), optional
-        Events: ``"stage"`` ({name, total}), ``"step"`` ({stage, done}), ``"tile"``.
+        Events: ``"stage"`` ({name, total}), ``"step"`` ({stage, done}), ``"tile"``
+        (single-process only).
+    client : dask.distributed.Client, optional
+        Run the study's tasks on its cluster (:mod:`gpuknn.studies.sweep_tasks`): the
+        training data, class codes and folds are scattered once to every worker; one task
+        per fold for the raw k sweep (all its metrics) and for the (k, p) sweep, one for
+        the variance and one for the final fit. Results are journalled as tasks finish, in
+        any order; the tables and the choice are the single-process ones. A worker that
+        dies is replaced and its task rerun (:mod:`gpuknn.distributed.runner`).
 
     Returns
     -------
@@ -161,6 +168,8 @@ def run_sweep(
     -----
     Cost per fold and metric: one search of the raw features and one PCA of the training
     part with one projection for every p (see :func:`~gpuknn.model_selection.cv.fold_kp_scores`).
+    With a client, the client process does only the bookkeeping; give
+    ``config.working_memory`` for GPU workers (a worker's default is half its free memory).
     """
     cb = callback or _noop
     metrics = check_config(config)
@@ -185,13 +194,12 @@ def run_sweep(
     ks = check_grid(config.ks, name="k", upper=min_train)
     ps = check_grid(config.ps, name="p", upper=min(X_train.shape[1], min_train))
     y_dev = from_numpy(ytr, xp)
-    scoring = _scoring(config.scoring)
-
-    def fold_data(tr, te):
-        """The fold's training part scaled and resampled, its test part scaled."""
-        Xtr, Xte = _scaled(take_rows(X_train, tr), take_rows(X_train, te), config.scale, xp)
-        Xtr, ytr_f = _resampled(Xtr, take_rows(y_dev, tr), config)
-        return Xtr, ytr_f, Xte, take_rows(y_dev, te)
+    runner = get_runner(client)
+    # the training data, class codes and folds go to the workers once, for every stage
+    shared = runner.share(X_train=X_train, y_dev=y_dev, folds=folds)
+    common = {"n_classes": n_classes, "config": config}
+    # a tile callback cannot cross to another process: tile progress is local only
+    on_tile = None if runner.distributed else (lambda d, t: cb("tile", {"done": d, "total": t}))
 
     out: dict[str, Any] = {
         "classes": classes.tolist(),
@@ -203,26 +211,17 @@ def run_sweep(
     }
     if not config.skip_raw:
         cb("stage", {"name": "k sweep (raw features)", "total": len(folds) * len(metrics)})
-        done = 0
-        for f, (tr, te) in enumerate(folds):
-            data = None  # the fold's scaled (and resampled) parts, made once for every metric
-            for m in metrics:
-                key = f"raw/{m}/fold={f}"
-                if jr.get(key) is None:
-                    t0 = time.perf_counter()
-                    data = fold_data(tr, te) if data is None else data
-                    scores = fold_k_scores(
-                        *data,
-                        ks_raw,
-                        n_classes=n_classes,
-                        metric=m,
-                        weights=config.weights,
-                        scoring=scoring,
-                        working_memory=config.working_memory,
-                    )
-                    jr.append(key, {"fold": f, "scores": lists(scores), "seconds": time.perf_counter() - t0})
-                done += 1
-                cb("step", {"stage": "raw", "done": done})
+        done = sum(jr.get(f"raw/{m}/fold={f}") is not None for f in range(len(folds)) for m in metrics)
+        jobs = []
+        for f in range(len(folds)):
+            todo = [m for m in metrics if jr.get(f"raw/{m}/fold={f}") is None]
+            if todo:  # one task per fold, for the metrics still to do (data prepared once)
+                jobs.append((f, {"f": f, "metrics": todo, "ks": ks_raw, **common}))
+        for f, records in runner.run(raw_task, jobs, shared):
+            for m, record in records.items():  # journalled the moment the task finishes
+                jr.append(f"raw/{m}/fold={f}", record)
+            done += len(records)
+            cb("step", {"stage": "raw", "done": done})
         for m in metrics:
             out["per_metric"][m]["raw"] = aggregate(
                 [jr.get(f"raw/{m}/fold={f}")["scores"] for f in range(len(folds))], ks_raw, config.scoring
@@ -230,49 +229,28 @@ def run_sweep(
 
     cb("stage", {"name": "explained variance", "total": 1})
     if jr.get("variance") is None:
-        t0 = time.perf_counter()
-        Xs, _ = _scaled(X_train, None, config.scale, xp)
-        pca = _pca(min(X_train.shape), config).fit(Xs)  # the whole spectrum
-        jr.append(
-            "variance",
-            {
-                "explained_variance": to_numpy(pca.explained_variance_).tolist(),
-                "explained_variance_ratio": to_numpy(pca.explained_variance_ratio_).tolist(),
-                "seconds": time.perf_counter() - t0,
-            },
-        )
+        for _, record in runner.run(variance_task, [("variance", {"config": config})], {"X_train": shared["X_train"]}):
+            jr.append("variance", record)
     out["variance"] = {k: v for k, v in jr.get("variance").items() if k.startswith("explained")}
     cb("step", {"stage": "variance", "done": 1})
 
     cb("stage", {"name": "(k, p) sweep", "total": len(folds)})
-    for f, (tr, te) in enumerate(folds):
-        if any(jr.get(f"kp/{m}/fold={f}/p={p}") is None for m in metrics for p in ps):
-            t0 = time.perf_counter()
-            Xtr, ytr_f, Xte, yte_f = fold_data(tr, te)
-            pca = _pca(max(ps), config).fit(Xtr)  # training part of the fold only: no leakage
-            Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
-            del Xtr, Xte
-            for m in metrics:
-                per_p = fold_kp_scores(
-                    Ztr,
-                    ytr_f,
-                    Zte,
-                    yte_f,
-                    ks,
-                    ps,
-                    n_classes=n_classes,
-                    metric=m,
-                    weights=config.weights,
-                    scoring=scoring,
-                    working_memory=config.working_memory,
-                    on_tile=lambda d, t: cb("tile", {"done": d, "total": t}),
-                )
-                seconds = (time.perf_counter() - t0) / (len(ps) * len(metrics))
-                for p in ps:
-                    jr.append(
-                        f"kp/{m}/fold={f}/p={p}", {"fold": f, "p": p, "scores": lists(per_p[p]), "seconds": seconds}
-                    )
-        cb("step", {"stage": "kp", "done": f + 1})
+    missing = {
+        f: [m for m in metrics if any(jr.get(f"kp/{m}/fold={f}/p={p}") is None for p in ps)] for f in range(len(folds))
+    }
+    done = sum(not todo for todo in missing.values())
+    jobs = [
+        (f, {"f": f, "metrics": todo, "ks": ks, "ps": ps, "on_tile": on_tile, **common})
+        for f, todo in missing.items()
+        if todo
+    ]
+    for f, per_metric in runner.run(kp_task, jobs, shared):
+        for m, per_p in per_metric.items():
+            for p, record in per_p.items():
+                if jr.get(f"kp/{m}/fold={f}/p={p}") is None:
+                    jr.append(f"kp/{m}/fold={f}/p={p}", record)
+        done += 1
+        cb("step", {"stage": "kp", "done": done})
     for m in metrics:
         heat = {
             p: aggregate([jr.get(f"kp/{m}/fold={f}/p={p}")["scores"] for f in range(len(folds))], ks, config.scoring)
@@ -294,10 +272,11 @@ def run_sweep(
         out["raw"] = out["per_metric"][best["metric"]]["raw"]
     cb("stage", {"name": "final fit and test", "total": 1})
     if jr.get("final") is None:
-        t0 = time.perf_counter()
-        test = _final(X_train, y_dev, X_test, yte, best, n_classes, config, xp)
-        test["seconds"] = time.perf_counter() - t0
-        jr.append("final", test)
+        final_shared = {**shared, **runner.share(X_test=X_test, y_test=yte)}
+        del final_shared["folds"]
+        job = ("final", {"best": best, **common})
+        for _, record in runner.run(final_task, [job], final_shared):
+            jr.append("final", record)
     test = {k: v for k, v in jr.get("final").items() if k not in ("key", "checksum")}
     cb("step", {"stage": "final", "done": 1})
     out["test"] = test
@@ -315,77 +294,6 @@ def run_sweep(
         out["cv_accuracy_best"] = best["cv_score"]
     out["seconds_compute"] = float(sum(r.get("seconds", 0.0) for r in jr.records.values()))
     return out
-
-
-def _scoring(name: str) -> Any:
-    # accuracy and macro-F1 have vectorised scorers for all k at once; balanced accuracy is
-    # scored per k on the host (one small call per k).
-    return {name: balanced_accuracy_score} if name == "balanced_accuracy" else [name]
-
-
-def _scaled(Xtr: Any, Xte: Any, kind: str, xp: Any) -> tuple[Any, Any]:
-    """``(Xtr, Xte)`` scaled by statistics of ``Xtr`` only (constant columns unscaled)."""
-    if kind == "none":
-        return Xtr, Xte
-    if kind == "standard":
-        shift, spread = xp.mean(Xtr, axis=0), xp.std(Xtr, axis=0)
-    else:  # minmax
-        shift = xp.min(Xtr, axis=0)
-        spread = xp.max(Xtr, axis=0) - shift
-    spread = xp.where(spread > 0, spread, xp.ones_like(spread))
-    return (Xtr - shift) / spread, None if Xte is None else (Xte - shift) / spread
-
-
-def _sampler(name: str, seed: int) -> Any:
-    from .. import resampling  # noqa: PLC0415
-
-    cls = getattr(resampling, name, None)
-    if not (isinstance(cls, type) and hasattr(cls, "fit_resample")):
-        valid = sorted(
-            n for n in resampling.__all__ if hasattr(getattr(resampling, n), "fit_resample") and n[0].isupper()
-        )
-        raise InvalidInputError(
-            f"resample must name a gpuknn.resampling sampler, got {name!r}; valid: {', '.join(valid)}"
-        )
-    params = cls().get_params()
-    return cls(random_state=seed) if "random_state" in params else cls()
-
-
-def _resampled(X: Any, y: Any, config: SweepConfig) -> tuple[Any, Any]:
-    if config.resample is None:
-        return X, y
-    return _sampler(config.resample, config.seed).fit_resample(X, y)
-
-
-def _pca(n_components: int, config: SweepConfig):
-    from ..decomposition import PCA  # noqa: PLC0415 - PCA sits beside the engine
-
-    return PCA(n_components, solver=config.pca_solver, random_state=config.seed)
-
-
-def _final(X_train, y_dev, X_test, yte, best, n_classes, config, xp) -> dict:
-    Xtr, Xte = _scaled(X_train, X_test, config.scale, xp)
-    Xtr, ytr = _resampled(Xtr, y_dev, config)
-    pca = _pca(best["p"], config).fit(Xtr)
-    Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
-    from ..neighbors import search  # noqa: PLC0415
-    from ..votes import votes_for_many_k  # noqa: PLC0415
-
-    nb = search(Zte, Ztr, best["k"], metric=best["metric"], working_memory=config.working_memory)
-    i = nb.indices
-    lab = xp.reshape(xp.take(ytr, xp.reshape(i, (-1,))), i.shape)
-    extra = nb.vote_args() if best["weights"] == "distance" else {}
-    pred = to_numpy(votes_for_many_k(lab, [best["k"]], n_classes=n_classes, weights=best["weights"], **extra)[0])
-    labels = np.arange(n_classes)
-    cm = to_numpy(confusion_matrix(yte, pred, labels=labels))
-    f1 = to_numpy(f1_score(yte, pred, labels=labels, average=None))
-    return {
-        "accuracy": accuracy_score(yte, pred),
-        "macro_f1": float(f1.mean()),
-        "balanced_accuracy": float(balanced_accuracy_score(yte, pred)),
-        "confusion_matrix": cm.tolist(),
-        "per_class_f1": f1.tolist(),
-    }
 
 
 def config_dict(config: SweepConfig) -> dict:
