@@ -129,8 +129,13 @@ def test_errors(sync):
         gd.kneighbors(Q, da.from_array(R[:, 0], chunks=10), 3)
     bad = R.copy()
     bad[25, 1] = np.nan
-    with pytest.raises(InvalidInputError, match="NaN"):  # raised by a task, at compute time
+    # raised by a task, at compute time, with the row numbers of the whole array
+    with pytest.raises(InvalidInputError, match=r"R contains NaN or infinity in 1 row\(s\) of this chunk: 25$"):
         gd.kneighbors(Q, da.from_array(bad, chunks=10), 3)[1].compute()
+    badq = Q.copy()
+    badq[[11, 13]] = np.inf
+    with pytest.raises(InvalidInputError, match=r"Q contains NaN or infinity in 2 row\(s\) of this chunk: 11, 13$"):
+        gd.kneighbors(da.from_array(badq, chunks=(10, 3)), R, 3)[1].compute()
 
 
 def test_column_chunks_are_merged(sync):
@@ -277,3 +282,41 @@ def test_on_a_local_cluster(client):
     np.testing.assert_allclose(pca.explained_variance_, ref.explained_variance_, rtol=1e-10)
     np.testing.assert_allclose(np.abs(np.sum(pca.components_ * ref.components_, axis=1)), 1.0, rtol=1e-10)
     np.testing.assert_allclose(pca.transform(da.from_array(X, chunks=60)).compute(), ref.transform(X), atol=1e-3)
+
+
+@pytest.mark.gpu
+def test_local_cuda_cluster_with_cupy_chunks():
+    """Multi-GPU: one worker per GPU (dask_cuda.LocalCUDACluster), CuPy chunks, the same code
+    as the CPU path: kneighbors, PCA and a distributed CV equal the single-process NumPy ones."""
+    cupy = pytest.importorskip("cupy")
+    dask_cuda = pytest.importorskip("dask_cuda")
+    distributed = pytest.importorskip("distributed")
+    if not cupy.is_available():
+        pytest.skip("no CUDA device")
+    from gpuknn.model_selection import cross_validate_k
+
+    saved = _env()
+    cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", host="127.0.0.1")
+    _restore(saved)
+    try:
+        with distributed.Client(cluster) as c:
+            n_gpus = len(c.scheduler_info()["workers"])
+            Q, R = _data(6, n_ref=400, n_q=60, d=5)
+            D0, ind0 = gpuknn.kneighbors(Q, R, 9)
+            Rd = da.from_array(cupy.asarray(R), chunks=(400 // max(2, n_gpus), -1)).persist()
+            D, ind = dask.compute(*gd.kneighbors(cupy.asarray(Q), Rd, 9, working_memory=64 << 20))
+            assert isinstance(ind, cupy.ndarray)
+            np.testing.assert_array_equal(ind.get(), ind0)
+            np.testing.assert_allclose(D.get(), D0, rtol=1e-12, atol=1e-14)
+            X = _pca_data(1e5)
+            pca = gpuknn.PCA(3).fit(da.from_array(cupy.asarray(X), chunks=60).persist())
+            np.testing.assert_allclose(
+                pca.explained_variance_.get(), gpuknn.PCA(3).fit(X).explained_variance_, rtol=1e-10
+            )
+            y = (R[:, 0] > 2).astype(int)
+            local = cross_validate_k(R, y, [1, 3, 5], cv=3, working_memory=64 << 20)
+            dist = cross_validate_k(cupy.asarray(R), y, [1, 3, 5], cv=3, working_memory=64 << 20, client=c)
+            assert dist.rows == local.rows
+    finally:
+        cluster.close()
+        _restore(saved)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, check_int, default_working_memory
+from .._backend import array_namespace, check_int, default_working_memory, to_numpy
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.limits import check_working_memory
@@ -111,10 +111,11 @@ def kneighbors(
     merge = dask.delayed(_merge_many, pure=True)
     finish = dask.delayed(_finish, pure=True, nout=2)
     dist, idx = [], []
-    for qb, rows in zip(row_blocks(Q), Q.chunks[0]):
+    q_offsets = np.cumsum((0,) + tuple(Q.chunks[0]))[:-1]
+    for qb, rows, q_off in zip(row_blocks(Q), Q.chunks[0], q_offsets):
         if not rows:  # empty query chunks give no task (and no chunk of the output)
             continue
-        parts = [partial(qb, rb, k, off, metric, wm) for rb, off in refs]
+        parts = [partial(qb, rb, k, off, metric, wm, int(q_off)) for rb, off in refs]
         out = finish(tree_reduce(parts, merge, split_every), out_dtype)
         dist.append(da.from_delayed(out[0], shape=(rows, k), dtype=out_dtype, meta=d_meta))
         idx.append(da.from_delayed(out[1], shape=(rows, k), dtype=np.int64, meta=i_meta))
@@ -129,10 +130,25 @@ def _float(dtype: Any) -> Any:
     return dtype if np.issubdtype(dtype, np.floating) else np.float64
 
 
-def _partial(q: Any, r: Any, k: int, offset: int, metric: str, working_memory: int) -> Any:
+def _partial(q: Any, r: Any, k: int, offset: int, metric: str, working_memory: int, q_offset: int) -> Any:
     """One grid task: the chunk pair's k best, with global indices (the pair is promoted to
     one float dtype inside, as single-process kneighbors promotes Q and R)."""
+    _check_finite(q, "Q", q_offset)
+    _check_finite(r, "R", offset)
     return kneighbors_partial(q, r, k, offset=offset, metric=metric, working_memory=working_memory)
+
+
+def _check_finite(block: Any, name: str, offset: int) -> None:
+    """NaN or infinity in a chunk, reported with the rows' numbers in the whole array (the
+    engine's own check would count from the chunk's first row). Two reductions clear a
+    finite chunk: O(rows d), small against the task's GEMM."""
+    xp = array_namespace(block)
+    if not block.shape[0] or (bool(xp.isfinite(xp.max(block))) and bool(xp.isfinite(xp.min(block)))):
+        return
+    rows = np.flatnonzero(~np.all(np.isfinite(to_numpy(block)), axis=1)) + offset
+    if rows.size:
+        shown = ", ".join(str(int(r)) for r in rows[:10]) + (" ..." if rows.size > 10 else "")
+        raise InvalidInputError(f"{name} contains NaN or infinity in {rows.size} row(s) of this chunk: {shown}")
 
 
 def _merge_many(*parts: Any) -> Any:
