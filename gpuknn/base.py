@@ -14,13 +14,18 @@ import functools
 import inspect
 from typing import Any
 
+from array_api_compat import is_dask_array  # checks sys.modules: never imports Dask
 from sklearn.base import BaseEstimator as _SklearnBaseEstimator
 from sklearn.base import clone as _sklearn_clone
 
 from ._delegation import on_input_device
 from .errors import InvalidInputError, NotFittedError
 
-__all__ = ["BaseEstimator", "check_is_fitted", "clone", "validate_data"]
+__all__ = ["BaseEstimator", "check_is_fitted", "clone", "validate_data", "check_query", "uses_dask"]
+
+# The estimators that take dask arrays (lazily, through gpuknn.distributed); the refusal of
+# the others names them. Each sets ``_accepts_dask = True`` (PCA takes its own path first).
+DASK_ESTIMATORS = ("KNeighborsClassifier", "KNeighborsRegressor", "NearestNeighbors", "PCA")
 
 
 # Methods through which arrays enter an estimator: each runs on its inputs' device.
@@ -54,7 +59,14 @@ class BaseEstimator(_SklearnBaseEstimator):
     the inputs' device on CuPy too (see :func:`gpuknn._delegation.on_input_device`).
     ``set_params`` with an unknown name raises :class:`~gpuknn.errors.InvalidInputError`
     (a ``ValueError``, as in scikit-learn).
+
+    ``_accepts_dask`` (class attribute, default False): whether :func:`validate_data` lets a
+    dask array in. The estimators that set it answer dask input through
+    :mod:`gpuknn.distributed`; the others refuse it there, with one message, instead of
+    computing the whole array or failing deep inside.
     """
+
+    _accepts_dask = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -139,18 +151,65 @@ def validate_data(
     KNeighborsClassifier is expecting 4 features as input"), raised as
     :class:`~gpuknn.errors.InvalidInputError`. Returns X as a floating array of ``xp`` (X's
     own namespace by default) on ``device``.
+
+    A dask array is refused unless the estimator sets ``_accepts_dask`` (the message names
+    the estimators that do). Accepted, it stays lazy: only its metadata is checked (shape,
+    dtype, known chunk sizes; values are checked by the tasks that read them, as a finite
+    check would be a full pass over the data), it is cast to a float dtype lazily and
+    returned chunked by rows only (:func:`gpuknn.distributed._dask.as_row_chunked`).
     """
     from sklearn.utils.validation import validate_data as _sklearn_validate_data  # noqa: PLC0415
 
     from ._backend import array_namespace, validate_matrix  # noqa: PLC0415
 
+    dask_input = is_dask_array(X)
+    if dask_input and not getattr(estimator, "_accepts_dask", False):
+        raise InvalidInputError(
+            f"{type(estimator).__name__} does not accept dask arrays (got {name} of shape {tuple(X.shape)}); "
+            f"dask data is accepted by {', '.join(DASK_ESTIMATORS)} (see gpuknn.distributed). "
+            f"Compute {name} first ({name}.compute()) if it fits in memory"
+        )
     raw = X
     X = validate_matrix(
-        X, array_namespace(X) if xp is None else xp, name=name, dtype=dtype, device=device, check_finite=check_finite
+        X,
+        array_namespace(X) if xp is None else xp,
+        name=name,
+        dtype=dtype,
+        device=device,
+        check_finite=check_finite and not dask_input,
     )
+    if dask_input:
+        from .distributed._dask import as_row_chunked  # noqa: PLC0415 - Dask only with its arrays
+
+        X = as_row_chunked(X, name)
     try:
         # skip_check_array: only the bookkeeping; the data stays in its namespace.
         _sklearn_validate_data(estimator, raw if hasattr(raw, "columns") else X, skip_check_array=True, reset=reset)
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from None
     return X
+
+
+def uses_dask(estimator: Any, X: Any = None) -> bool:
+    """Whether a neighbour estimator answers through :mod:`gpuknn.distributed`: its training
+    rows ``_fit_X`` or the query ``X`` are a dask array (never imports Dask)."""
+    return is_dask_array(X) or is_dask_array(getattr(estimator, "_fit_X", None))
+
+
+def check_query(estimator: Any, X: Any) -> tuple[Any, Any]:
+    """``(X, xp)``: the query of a fitted estimator that keeps its training rows in
+    ``_fit_X``, validated in the fitted rows' dtype, namespace and device.
+
+    With dask training data or a dask query (:func:`uses_dask`) X is validated in its own
+    namespace instead (NumPy or CuPy queries of dask training data are answered in theirs;
+    a dask query stays lazy) and ``xp`` is X's namespace.
+    """
+    from ._backend import array_namespace, device_of  # noqa: PLC0415
+
+    check_is_fitted(estimator, "_fit_X")
+    fit = estimator._fit_X
+    if uses_dask(estimator, X):
+        X = validate_data(estimator, X, reset=False, dtype=fit.dtype)
+        return X, array_namespace(X)
+    xp = array_namespace(fit)
+    return validate_data(estimator, X, reset=False, xp=xp, dtype=fit.dtype, device=device_of(fit)), xp

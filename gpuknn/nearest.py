@@ -17,18 +17,19 @@ scikit-learn does (no array library has ragged arrays). Graphs are
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ._backend import array_namespace, check_int, default_working_memory, device_of, to_numpy
 from ._delegation import bincount, csr_matrix, device_scope, order_rows
-from .base import BaseEstimator, check_is_fitted, validate_data
+from .base import BaseEstimator, check_is_fitted, check_query, uses_dask, validate_data
 from .errors import InvalidInputError
 from .neighbors import PreparedReference
 from .ops.distance import check_metric
 from .ops.kdtree import build_tree, neighbors, resolve_algorithm
+from .ops.limits import check_working_memory
 from .ops.radius_search import check_radius, radius_block, radius_block_kdtree, ragged
 
 __all__ = ["NearestNeighbors", "KNeighborsTransformer"]
@@ -57,16 +58,12 @@ class _NeighborsBase(BaseEstimator):
                 f"{type(self).__name__} needs a distance; metric='inner' is not one "
                 "(gpuknn.kneighbors(..., metric='inner') ranks by inner product)"
             )
-        if self.working_memory is not None and (
-            isinstance(self.working_memory, bool)
-            or not isinstance(self.working_memory, (int, float))
-            or not (math.isfinite(self.working_memory) and self.working_memory > 0)
-        ):
-            raise InvalidInputError(f"working_memory must be a positive number of bytes, got {self.working_memory!r}")
+        if self.working_memory is not None:
+            check_working_memory(self.working_memory, np)
         check_int(self.n_neighbors, name="n_neighbors", low=1)
         self._check_params()
         xp = array_namespace(X)
-        X = validate_data(self, X, reset=True, xp=xp)
+        X = validate_data(self, X, reset=True, xp=xp)  # a dask X (if accepted) stays lazy
         self._fit_X = X
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
@@ -77,6 +74,9 @@ class _NeighborsBase(BaseEstimator):
         return self
 
     def _build_index(self) -> None:
+        if uses_dask(self):  # searched by gpuknn.distributed at each query: nothing to build
+            self._tree = self._ref = None
+            return
         brute = self._fit_method == "brute"
         self._tree = None if brute else build_tree(self._fit_X, name="X")
         # Prepared once here, not at every query (the engine's reference statistics and rows).
@@ -90,13 +90,6 @@ class _NeighborsBase(BaseEstimator):
         super().__setstate__(state)
         if "_fit_X" in state:
             self._build_index()
-
-    def _check_query(self, X: Any) -> tuple[Any, Any]:
-        """Validated queries (the fitted data's dtype, namespace and device) and namespace."""
-        check_is_fitted(self, "_fit_X")
-        xp = array_namespace(self._fit_X)
-        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype, device=device_of(self._fit_X))
-        return X, xp
 
     def _check_k(self, n_neighbors: Any, query_is_train: bool) -> int:
         k = check_int(self.n_neighbors if n_neighbors is None else n_neighbors, name="n_neighbors", low=1)
@@ -136,7 +129,11 @@ class _NeighborsBase(BaseEstimator):
         check_is_fitted(self, "_fit_X")
         train = X is None
         k = self._check_k(n_neighbors, train)
-        X, xp = (self._fit_X, array_namespace(self._fit_X)) if train else self._check_query(X)
+        X, xp = (self._fit_X, array_namespace(self._fit_X)) if train else check_query(self, X)
+        if uses_dask(self, X):  # dask data: lazy for a dask query (or X=None), else computed
+            from .distributed.estimators import kneighbors  # noqa: PLC0415 - Dask only with its arrays
+
+            return kneighbors(self, None if train else X, k, return_distance)
         # On the fitted data's device (CuPy creates on the current one; X=None names none).
         with device_scope(self._fit_X):
             nb = neighbors(
@@ -151,7 +148,7 @@ class _NeighborsBase(BaseEstimator):
             )
             dist, idx = nb.output_distances(), nb.indices
             if train:
-                dist, idx = _drop_self(dist, idx, array_namespace(idx))
+                dist, idx = drop_self(dist, idx, array_namespace(idx))
         return (dist, idx) if return_distance else idx
 
     def kneighbors_graph(self, X: Any = None, n_neighbors: int | None = None, mode: str = "connectivity"):
@@ -159,7 +156,8 @@ class _NeighborsBase(BaseEstimator):
 
         ``mode="connectivity"``: 1.0 (float64) at each neighbour; ``"distance"``: the
         distance (stored even when 0). k stored values per row. A CSR matrix on the input's
-        GPU for CuPy input, ``scipy.sparse.csr_matrix`` on the host otherwise.
+        GPU for CuPy input, ``scipy.sparse.csr_matrix`` on the host otherwise; computed for
+        dask data too (a sparse matrix is no dask array).
         """
         check_is_fitted(self, "_fit_X")
         _check_mode(mode)
@@ -167,6 +165,10 @@ class _NeighborsBase(BaseEstimator):
             idx, data = self.kneighbors(X, n_neighbors, return_distance=False), None
         else:
             data, idx = self.kneighbors(X, n_neighbors)
+        if uses_dask(self, idx):
+            from .distributed.estimators import computed  # noqa: PLC0415
+
+            data, idx = computed(data, idx)
         xp, dev = array_namespace(idx), device_of(idx)
         n, k = int(idx.shape[0]), int(idx.shape[1])
         with device_scope(idx):
@@ -180,8 +182,9 @@ def _check_mode(mode: Any) -> None:
         raise InvalidInputError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
 
 
-def _drop_self(dist: Any, idx: Any, xp: Any) -> tuple[Any, Any]:
-    """Lists of k + 1 without each row's own index (or, absent, without the first entry)."""
+def drop_self(dist: Any, idx: Any, xp: Any) -> tuple[Any, Any]:
+    """Lists of k + 1 without each row's own index (or, absent, without the first entry);
+    row i's own index is i (a dask task shifts a chunk's indices by its first row)."""
     n, k1 = int(idx.shape[0]), int(idx.shape[1])
     dev = device_of(idx)
     own = xp.astype(idx == xp.arange(n, dtype=idx.dtype, device=dev)[:, None], xp.int32)
@@ -207,7 +210,8 @@ class NearestNeighbors(_NeighborsBase):
     algorithm : {"auto", "brute", "kd_tree"}
         As in :class:`~gpuknn.KNeighborsClassifier`; same answers either way.
     working_memory : int, optional
-        Byte budget of the search tiles (see :func:`gpuknn.kneighbors`).
+        Byte budget of the search tiles (see :func:`gpuknn.kneighbors`); with dask data, of
+        each task (:func:`gpuknn.distributed.kneighbors`).
 
     Attributes
     ----------
@@ -221,6 +225,12 @@ class NearestNeighbors(_NeighborsBase):
     query, as scikit-learn); the graph methods return CSR matrices (CuPy's for CuPy input,
     SciPy's otherwise). Ties: equal distances -> lower training index. Each query costs
     O(n_samples_fit · n_features) (brute).
+
+    **Dask training data.** ``fit`` keeps a dask X lazy (nothing computed);
+    :meth:`kneighbors` runs :func:`gpuknn.distributed.kneighbors` (the same lists as the
+    NumPy fit; lazy dask arrays chunked by rows for a dask query or ``X=None``, computed
+    arrays in the query's namespace otherwise) and :meth:`kneighbors_graph` computes its
+    graph. ``algorithm="kd_tree"`` and the radius methods refuse dask data.
 
     Examples
     --------
@@ -251,6 +261,8 @@ class NearestNeighbors(_NeighborsBase):
         self.metric = metric
         self.algorithm = algorithm
         self.working_memory = working_memory
+
+    _accepts_dask = True  # dask X: gpuknn.distributed.estimators (see Notes)
 
     def _check_params(self) -> None:
         check_radius(self.radius)
@@ -309,9 +321,14 @@ class NearestNeighbors(_NeighborsBase):
 
     def _radius_pairs(self, X: Any, radius: Any, sort: bool) -> tuple[Any, Any, Any]:
         """``(indptr, columns, distances)`` of the CSR radius graph, in X's namespace."""
+        if uses_dask(self, X):
+            raise InvalidInputError(
+                f"{type(self).__name__}'s radius methods do not accept dask arrays (fitted or queried): "
+                "use kneighbors / kneighbors_graph, or compute the arrays first"
+            )
         radius = check_radius(self.radius if radius is None else radius)
         train = X is None
-        X, xp = (self._fit_X, array_namespace(self._fit_X)) if train else self._check_query(X)
+        X, xp = (self._fit_X, array_namespace(self._fit_X)) if train else check_query(self, X)
         with device_scope(self._fit_X):  # X=None names no device: the fitted data's
             n, dev = int(X.shape[0]), device_of(X)
             wm = self.working_memory if self.working_memory is not None else default_working_memory(xp)

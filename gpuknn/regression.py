@@ -24,6 +24,7 @@ from sklearn.base import RegressorMixin
 from ._backend import (
     array_namespace,
     check_int,
+    compat_numpy,
     default_working_memory,
     device_of,
     from_numpy,
@@ -31,13 +32,14 @@ from ._backend import (
     validate_matrix,
 )
 from ._delegation import sqdist64
-from .base import BaseEstimator, check_is_fitted, validate_data
+from .base import BaseEstimator, check_query, uses_dask, validate_data
 from .errors import EmptyNeighborhoodWarning, InvalidInputError
 from .neighbors import PreparedReference
 from .ops.certify import reference_bound
 from .ops.distance import check_metric
 from .ops.exact import exact_keys, keys_to_distances
 from .ops.kdtree import build_tree, neighbors, resolve_algorithm
+from .ops.limits import check_working_memory
 from .ops.radius import radius_key
 from .ops.rerank import take_stats
 from .ops.search import prepare_queries, score_tile
@@ -54,6 +56,30 @@ def _zero_rule(d: Any, member: Any, xp: Any) -> Any:
     has_zero = xp.any(zero, axis=1, keepdims=True)
     inv = 1.0 / xp.where(d == 0, xp.ones_like(d), d)
     return xp.where(has_zero, xp.astype(zero, d.dtype), xp.where(member, inv, xp.zeros_like(d)))
+
+
+def _finish(num: Any, den: Any, y_dtype: Any, y_ndim: int, xp: Any) -> Any:
+    """``num / den`` (NaN where ``den`` is 0), in y's float dtype and y's ndim."""
+    ok = den != 0
+    pred = xp.where(ok, num / xp.where(ok, den, xp.ones_like(den)), xp.full_like(num, math.nan))
+    pred = xp.astype(pred, y_dtype)
+    return pred[:, 0] if y_ndim == 1 else pred
+
+
+def neighbour_mean(Yn: Any, d: Any, weights: Any, q_dtype: Any, y_dtype: Any, y_ndim: int, xp: Any) -> Any:
+    """:meth:`KNeighborsRegressor.predict` of the neighbours' float64 targets ``Yn`` (n, k,
+    n_outputs) and their float64 distances ``d`` (n, k; unused by uniform weights); a
+    callable gets them in the queries' dtype ``q_dtype``. Shared with the dask tasks."""
+    n = Yn.shape[0]
+    if weights in (None, "uniform"):
+        return _finish(
+            xp.mean(Yn, axis=1), xp.ones((n, 1), dtype=xp.float64, device=device_of(Yn)), y_dtype, y_ndim, xp
+        )
+    if weights == "distance":  # exact zeros for duplicates (exact pass)
+        w = _zero_rule(d, xp.ones(d.shape, dtype=xp.bool, device=device_of(d)), xp)
+    else:
+        w = _call_weights(weights, xp.astype(d, q_dtype), xp)
+    return _finish(xp.sum(Yn * w[:, :, None], axis=1), xp.sum(w, axis=1, keepdims=True), y_dtype, y_ndim, xp)
 
 
 def _call_weights(fn: Any, d: Any, xp: Any) -> Any:
@@ -84,56 +110,43 @@ class _NeighborsRegression(RegressorMixin, BaseEstimator):
             raise InvalidInputError(f"weights must be 'uniform', 'distance' or a callable, got {w!r}")
         if w == "distance" and self.metric == "inner":
             raise InvalidInputError("weights='distance' is undefined for metric='inner'")
-        wm = self.working_memory
-        if wm is not None and (
-            isinstance(wm, bool) or not isinstance(wm, (int, float)) or not (math.isfinite(wm) and wm > 0)
-        ):
-            raise InvalidInputError(f"working_memory must be a positive number of bytes, got {wm!r}")
+        if self.working_memory is not None:
+            check_working_memory(self.working_memory, np)
         if y is None:
             raise InvalidInputError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        xp = array_namespace(X)
-        X = validate_data(self, X, reset=True, xp=xp)
+        X = validate_data(self, X, reset=True, xp=array_namespace(X))  # a dask X (if accepted) stays lazy
         # y follows X (scikit-learn's array-API rule, as the classifiers' labels do): host
-        # targets, or targets of another namespace or device, are moved to X's.
-        if (
-            isinstance(y, np.ndarray)
-            or not array_api_compat.is_array_api_obj(y)
-            or array_namespace(y) is not xp
-            or device_of(y) != device_of(X)
-        ):
-            y = from_numpy(
-                to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y), xp, device=device_of(X)
-            )
+        # targets, or targets of another namespace or device, are moved to X's. Dask X: y on
+        # the host (a dask y computed: targets are small), where the tasks gather them.
+        xp, dev = (compat_numpy, None) if uses_dask(self, X) else (array_namespace(X), device_of(X))
+        y = y.compute() if array_api_compat.is_dask_array(y) else y
+        if isinstance(y, np.ndarray) or not array_api_compat.is_array_api_obj(y) or array_namespace(y) is not xp:
+            y = from_numpy(to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y), xp, device=dev)
+        elif device_of(y) != dev:
+            y = from_numpy(to_numpy(y), xp, device=dev)
         if y.ndim not in (1, 2):
             raise InvalidInputError(f"y must be 1-D or 2-D, got shape {tuple(y.shape)}")
-        y = validate_matrix(y, xp, name="y", ndim=y.ndim, device=device_of(X))
+        y = validate_matrix(y, xp, name="y", ndim=y.ndim, device=dev)
         if y.shape[0] != X.shape[0]:
             raise InvalidInputError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
         self._fit_X, self._y = X, y
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
-        self._fit_method = resolve_algorithm(self.algorithm, xp, self.metric, self.n_features_in_)
-        self._tree = build_tree(X, name="X") if self._fit_method == "kd_tree" else None
+        self._fit_method = resolve_algorithm(self.algorithm, array_namespace(X), self.metric, self.n_features_in_)
+        local = not uses_dask(self)  # dask X: searched by gpuknn.distributed at each query
+        self._tree = build_tree(X, name="X") if local and self._fit_method == "kd_tree" else None
         # Brute force: the training rows are prepared once here, not at every predict.
-        self._ref = PreparedReference(X, metric=self.metric, name="X") if self._fit_method == "brute" else None
+        self._ref = (
+            PreparedReference(X, metric=self.metric, name="X") if local and self._fit_method == "brute" else None
+        )
 
     def _check_query(self, X: Any) -> tuple[Any, Any]:
-        check_is_fitted(self, "_fit_X")
-        xp = array_namespace(self._fit_X)
-        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype, device=device_of(self._fit_X))
-        return X, xp
+        return check_query(self, X)
 
     def _targets(self, xp: Any) -> Any:
         """The training targets as float64 (n_train, n_outputs)."""
         y = xp.astype(self._y, xp.float64)
         return y[:, None] if y.ndim == 1 else y
-
-    def _finish(self, num: Any, den: Any, xp: Any) -> Any:
-        """``num / den`` (NaN where ``den`` is 0), in y's float dtype and y's ndim."""
-        ok = den != 0
-        pred = xp.where(ok, num / xp.where(ok, den, xp.ones_like(den)), xp.full_like(num, math.nan))
-        pred = xp.astype(pred, self._y.dtype)
-        return pred[:, 0] if self._y.ndim == 1 else pred
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """R² of ``predict(X)`` against ``y``: scikit-learn's ``r2_score`` (multi-output:
@@ -162,7 +175,8 @@ class KNeighborsRegressor(_NeighborsRegression):
     algorithm : {"auto", "brute", "kd_tree"}
         As :class:`~gpuknn.classifiers.KNeighborsClassifier`'s; the same neighbours either way.
     working_memory : int, optional
-        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`).
+        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`); with dask data, of
+        each task (:func:`gpuknn.distributed.kneighbors`).
 
     Attributes
     ----------
@@ -174,6 +188,12 @@ class KNeighborsRegressor(_NeighborsRegression):
     (float64 for integer y), in the input's namespace and on its device. Equal distances:
     the lower training index is the nearer neighbour. Cost O(n_queries · n_train · d) in
     GEMMs plus O(n_queries · k · n_outputs).
+
+    **Dask training data.** ``fit`` keeps a dask X lazy (nothing computed) and brings y to
+    the host (a dask y computed). Queries run :func:`gpuknn.distributed.kneighbors` (brute
+    force; ``"kd_tree"`` refused) and average chunk by chunk on the exact float64
+    distances: the NumPy fit's predictions, to rounding. A dask query gives lazy dask
+    arrays chunked by its rows; a NumPy or CuPy query, computed arrays in its namespace.
 
     Examples
     --------
@@ -195,6 +215,8 @@ class KNeighborsRegressor(_NeighborsRegression):
         self.metric = metric
         self.algorithm = algorithm
         self.working_memory = working_memory
+
+    _accepts_dask = True  # dask X: gpuknn.distributed.estimators (see Notes)
 
     def fit(self, X: Any, y: Any) -> KNeighborsRegressor:
         """Store the validated training rows X (n, d) and targets y (n,) or (n, n_outputs)."""
@@ -227,25 +249,27 @@ class KNeighborsRegressor(_NeighborsRegression):
         """``(distances, indices)`` of the nearest training rows, each (n_queries, k), or
         only ``indices`` (int64); distances ascending in X's dtype."""
         X, _ = self._check_query(X)
-        nb = self._neighbors(X, self._k(n_neighbors, X.shape[0]))
+        k = self._k(n_neighbors, X.shape[0])
+        if uses_dask(self, X):
+            from .distributed.estimators import kneighbors  # noqa: PLC0415
+
+            return kneighbors(self, X, k, return_distance)
+        nb = self._neighbors(X, k)
         return (nb.output_distances(), nb.indices) if return_distance else nb.indices
 
     def predict(self, X: Any) -> Any:
         """Weighted mean target of each query's k neighbours: (n_queries,) or (n_queries, n_outputs)."""
         X, xp = self._check_query(X)
         k = self._k(None, X.shape[0])
+        if uses_dask(self, X):
+            from .distributed.estimators import regress  # noqa: PLC0415 - Dask only with its arrays
+
+            return regress(self, X)
         nb = self._neighbors(X, k)
         Y = self._targets(xp)
-        n = X.shape[0]
-        Yn = xp.reshape(xp.take(Y, xp.reshape(nb.indices, (-1,)), axis=0), (n, k, Y.shape[1]))
-        if self.weights in (None, "uniform"):
-            return self._finish(xp.mean(Yn, axis=1), xp.ones((n, 1), dtype=xp.float64, device=device_of(Y)), xp)
-        if self.weights == "distance":
-            d = nb.distances  # float64; exact zeros for duplicates (exact pass)
-            w = _zero_rule(d, xp.ones(d.shape, dtype=xp.bool, device=device_of(d)), xp)
-        else:
-            w = _call_weights(self.weights, nb.output_distances(), xp)
-        return self._finish(xp.sum(Yn * w[:, :, None], axis=1), xp.sum(w, axis=1, keepdims=True), xp)
+        Yn = xp.reshape(xp.take(Y, xp.reshape(nb.indices, (-1,)), axis=0), (X.shape[0], k, Y.shape[1]))
+        d = None if self.weights in (None, "uniform") else nb.distances
+        return neighbour_mean(Yn, d, self.weights, X.dtype, self._y.dtype, self._y.ndim, xp)
 
 
 class RadiusNeighborsRegressor(_NeighborsRegression):
@@ -351,7 +375,7 @@ class RadiusNeighborsRegressor(_NeighborsRegression):
                 d, inside = _radius_block(Xb, self._ref.reference, radius, xp)
                 parts.append(self._block_weights(d, inside, X.dtype, xp) @ Y1)
         S = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-        pred = self._finish(S[:, :-1], S[:, -1:], xp)
+        pred = _finish(S[:, :-1], S[:, -1:], self._y.dtype, self._y.ndim, xp)
         empty = xp.isnan(pred) if pred.ndim == 1 else xp.any(xp.isnan(pred), axis=1)
         if bool(xp.any(empty)):
             bad = to_numpy(xp.nonzero(empty)[0])

@@ -11,7 +11,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
 
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
-from ..base import BaseEstimator, check_is_fitted, validate_data
+from ..base import BaseEstimator, check_query, validate_data
 from ..errors import InvalidInputError
 from ..neighbors import PreparedReference
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
@@ -35,12 +35,14 @@ def encode_host(y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 
     ``classes`` sorted (NumPy's ``unique`` order), ``codes`` int64 class indices of each
     sample, ``counts`` per class, ``first`` the first sample of each class. Done on the host:
-    labels are small and string labels cannot live on a GPU. Raises
+    labels are small and string labels cannot live on a GPU (a dask ``y`` is computed). Raises
     :class:`InvalidInputError` for a y that is not 1-D, of another length than X, or with
     NaN or infinity (naming the positions).
     """
     if y is None:
         raise InvalidInputError("requires y to be passed, but the target y is None")
+    if array_api_compat.is_dask_array(y):  # labels are small: computed (dask stays unimported otherwise)
+        y = y.compute()
     # pandas Series and lists are host data; arrays of any namespace come to the host.
     y_host = to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y)
     if y_host.ndim == 2 and y_host.shape[1] == 1:
@@ -93,8 +95,10 @@ class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _fit_data(self, X: Any, y: Any) -> Any:
         xp = array_namespace(X)
-        X = validate_data(self, X, reset=True, xp=xp)
-        self.classes_, self._y = encode_labels(y, X.shape[0], xp, device_of(X))
+        X = validate_data(self, X, reset=True, xp=xp)  # a dask X (if accepted) stays lazy
+        # dask training data: the labels on the host (the vote tasks gather them there)
+        lxp, dev = (np, None) if array_api_compat.is_dask_array(X) else (xp, device_of(X))
+        self.classes_, self._y = encode_labels(y, X.shape[0], lxp, dev)
         self._fit_X = X
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
@@ -104,6 +108,9 @@ class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
         """Resolve ``algorithm`` (``auto``/``brute``/``kd_tree``) and build a tree if needed."""
         xp = array_namespace(self._fit_X)
         self._fit_method = resolve_algorithm(algorithm, xp, metric, self.n_features_in_)
+        if array_api_compat.is_dask_array(self._fit_X):  # searched by gpuknn.distributed per query
+            self._tree = self._ref = None
+            return
         self._tree = build_tree(self._fit_X, name="X") if self._fit_method == "kd_tree" else None
         # Brute force: prepare the training rows once here, not at every predict.
         self._ref = PreparedReference(self._fit_X, metric=metric, name="X") if self._fit_method == "brute" else None
@@ -132,10 +139,7 @@ class NeighborsClassifierMixin(ClassifierMixin, BaseEstimator):
         return xp.reshape(flat, idx.shape)
 
     def _check_query(self, X: Any) -> tuple[Any, Any]:
-        check_is_fitted(self, "_fit_X")
-        xp = array_namespace(self._fit_X)
-        X = validate_data(self, X, reset=False, xp=xp, dtype=self._fit_X.dtype, device=device_of(self._fit_X))
-        return X, xp
+        return check_query(self, X)
 
     def _decode(self, class_index: Any) -> Any:
         """Class indices -> labels (xp for numeric labels, NumPy for strings)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base import uses_dask
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..votes import vote_counts, votes_for_many_k
@@ -28,12 +29,14 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
         when the input is NumPy, the metric euclidean or sqeuclidean and ``d <= 15``, else
         brute (see :mod:`gpuknn.ops.kdtree`). Both give the same neighbours and tie rule.
     working_memory : int, optional
-        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`).
+        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`); with dask data, of
+        each task (see :func:`gpuknn.distributed.kneighbors`).
 
     Attributes
     ----------
     classes_ : array of shape (n_classes,)
-        Sorted labels; in the input's namespace for numeric labels, NumPy for strings.
+        Sorted labels; in the input's namespace for numeric labels, NumPy for strings
+        (and for dask training data).
     n_features_in_, n_samples_fit_ : int
 
     Notes
@@ -41,6 +44,15 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
     **Ties.** Equal distances: the lower training index is the nearer neighbour. Equal
     votes: the class that sorts first in ``classes_`` wins (scikit-learn's rule).
     Prediction costs O(n_queries · n_train · d) in GEMMs.
+
+    **Dask training data.** ``fit`` takes a dask array X (NumPy or CuPy chunks) and keeps it
+    lazy: nothing of X is computed (its values are checked by the search tasks), ``y`` (any
+    array, list, Series, or a dask array, computed) is encoded on the host. Each query runs
+    :func:`gpuknn.distributed.kneighbors` (brute force whatever ``algorithm`` resolves to;
+    ``"kd_tree"`` is refused) and decides the votes chunk by chunk on exact float64
+    distances: the same neighbours, probabilities and predictions as the NumPy fit. A dask
+    query gives lazy dask arrays chunked by its rows; a NumPy or CuPy query, computed
+    arrays in its namespace. A dask query of a NumPy-fitted model is answered the same way.
 
     Examples
     --------
@@ -65,8 +77,10 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
         self.algorithm = algorithm
         self.working_memory = working_memory
 
+    _accepts_dask = True  # dask X: gpuknn.distributed.estimators (see Notes)
+
     def fit(self, X: Any, y: Any) -> KNeighborsClassifier:
-        """Store the training data (validated) and encode the labels."""
+        """Store the training data (validated; a dask X stays lazy) and encode the labels."""
         check_metric(self.metric)
         if self.weights not in ("uniform", "distance"):
             raise InvalidInputError(f"weights must be 'uniform' or 'distance', got {self.weights!r}")
@@ -82,6 +96,10 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
         X, _ = self._check_query(X)
         k = self.n_neighbors if n_neighbors is None else n_neighbors
         k = check_n_neighbors(k, self.n_samples_fit_)
+        if uses_dask(self, X):
+            from ..distributed.estimators import kneighbors  # noqa: PLC0415 - Dask only with its arrays
+
+            return kneighbors(self, X, k, return_distance)
         dist, idx = self._search(X, k)
         return (dist, idx) if return_distance else idx
 
@@ -101,6 +119,10 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
         hinges on a difference below float rounding (:func:`gpuknn.votes_for_many_k`).
         """
         X, xp = self._check_query(X)
+        if uses_dask(self, X):
+            from ..distributed.estimators import predict  # noqa: PLC0415
+
+            return predict(self, X)
         nb = self._neighbors(X, self.n_neighbors)
         labels = self._labels_of(nb.indices, xp)
         extra = nb.vote_args() if self.weights == "distance" else {}
@@ -111,6 +133,10 @@ class KNeighborsClassifier(NeighborsClassifierMixin):
 
     def predict_proba(self, X: Any) -> Any:
         """Vote shares per class, shape (n_queries, n_classes), columns in ``classes_`` order."""
+        if uses_dask(self, X):
+            from ..distributed.estimators import predict_proba  # noqa: PLC0415
+
+            return predict_proba(self, self._check_query(X)[0])
         counts, xp = self._counts(X)
         counts = xp.astype(counts, xp.float64 if counts.dtype == xp.int64 else counts.dtype)
         return counts / xp.sum(counts, axis=1, keepdims=True)
