@@ -39,11 +39,13 @@ from .model_selection import (
     StratifiedKFold,
     train_test_split,
 )
-from .nearest import KNeighborsTransformer, NearestNeighbors
+from .nearest import NearestNeighbors
 from .neighbors import kneighbors
 from .ops.distance import pairwise_distances, pairwise_distances_chunked
 from .partial import PartialNeighbors, finalize_partial, kneighbors_partial, merge_partial
-from .regression import KNeighborsRegressor, RadiusNeighborsRegressor
+from .radius_regression import RadiusNeighborsRegressor
+from .regression import KNeighborsRegressor
+from .transformer import KNeighborsTransformer
 from .votes import vote_counts, votes_for_many_k
 
 __version__ = "0.1.0"

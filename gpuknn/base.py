@@ -25,7 +25,7 @@ __all__ = ["BaseEstimator", "check_is_fitted", "clone", "validate_data", "check_
 
 # The estimators that take dask arrays (lazily, through gpuknn.distributed); the refusal of
 # the others names them. Each sets ``_accepts_dask = True`` (PCA takes its own path first).
-DASK_ESTIMATORS = ("KNeighborsClassifier", "KNeighborsRegressor", "NearestNeighbors", "PCA")
+DASK_ESTIMATORS = ("KNeighborsClassifier", "KNeighborsRegressor", "KNeighborsTransformer", "NearestNeighbors", "PCA")
 
 
 # Methods through which arrays enter an estimator: each runs on its inputs' device.

@@ -60,7 +60,7 @@ class ConvergenceWarning(UserWarning):
 
 
 class EmptyNeighborhoodWarning(UserWarning):
-    """A :class:`~gpuknn.regression.RadiusNeighborsRegressor` query had no training row within
+    """A :class:`~gpuknn.RadiusNeighborsRegressor` query had no training row within
     the radius (or only neighbours of total weight 0) and was predicted as NaN, where
     scikit-learn warns with a plain ``UserWarning`` (this is one, so filters for that apply)."""
 

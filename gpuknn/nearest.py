@@ -1,6 +1,8 @@
-"""Unsupervised neighbour search with scikit-learn's API: ``NearestNeighbors`` and the
-k-neighbours graph transformer ``KNeighborsTransformer`` (``sklearn.neighbors``' contract:
-``X=None`` asks about the training rows, each left out of its own neighbours).
+"""Unsupervised neighbour search with scikit-learn's API: ``NearestNeighbors``
+(``sklearn.neighbors``' contract: ``X=None`` asks about the training rows, each left out of
+its own neighbours). Its fitted-data storage, k-nearest queries and k-neighbours graphs
+(``_NeighborsBase``) are shared with :class:`~gpuknn.KNeighborsTransformer`
+(:mod:`gpuknn.transformer`).
 
 * **k nearest**: the engine of :class:`~gpuknn.KNeighborsClassifier`
   (:func:`gpuknn.ops.kdtree.neighbors`): the top k by exact distance, ties to the lower index.
@@ -20,7 +22,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ._backend import array_namespace, check_int, default_working_memory, device_of, to_numpy
 from ._delegation import bincount, csr_matrix, device_scope, order_rows
@@ -32,7 +33,7 @@ from .ops.kdtree import build_tree, neighbors, resolve_algorithm
 from .ops.limits import check_working_memory
 from .ops.radius_search import check_radius, radius_block, radius_block_kdtree, ragged
 
-__all__ = ["NearestNeighbors", "KNeighborsTransformer"]
+__all__ = ["NearestNeighbors"]
 
 _MODES = ("connectivity", "distance")
 # Bytes per score of a radius block: the tile, its float64 copy, the candidate mask and, when
@@ -41,7 +42,8 @@ _RADIUS_BYTES_PER_PAIR = 80
 
 
 class _NeighborsBase(BaseEstimator):
-    """Fitted-data storage, k-nearest queries and k-neighbours graphs of both estimators."""
+    """Fitted-data storage, k-nearest queries and k-neighbours graphs of ``NearestNeighbors`` and
+    :class:`~gpuknn.KNeighborsTransformer` (:mod:`gpuknn.transformer`)."""
 
     def _check_params(self) -> None:
         """Estimator-specific parameter checks (run first in ``fit``)."""
@@ -352,84 +354,3 @@ class NearestNeighbors(_NeighborsBase):
             counts = bincount(r, n)
             indptr = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(counts)])
             return indptr, c, d
-
-
-class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _NeighborsBase):
-    """X -> sparse graph of its k nearest training rows, scikit-learn's
-    ``sklearn.neighbors.KNeighborsTransformer`` on gpuknn's exact engine.
-
-    For ``metric="precomputed"`` estimators in a Pipeline (``Isomap``, ``DBSCAN``,
-    ``TSNE``, ``SpectralClustering``...): the neighbours are found once, here.
-
-    Parameters
-    ----------
-    mode : {"distance", "connectivity"}, default "distance"
-    n_neighbors : int, default 5
-        Neighbours per row. ``mode="distance"`` stores ``n_neighbors + 1`` (each training
-        row is its own first neighbour at distance 0, stored, when X is the fitted data);
-        ``"connectivity"`` stores ``n_neighbors`` (scikit-learn's convention).
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
-    algorithm : {"auto", "brute", "kd_tree"}
-    working_memory : int, optional
-        Byte budget of the search tiles.
-
-    Attributes
-    ----------
-    n_features_in_, n_samples_fit_ : int
-    effective_metric_ : str
-
-    Notes
-    -----
-    :meth:`transform` returns a ``cupyx.scipy.sparse.csr_matrix`` for CuPy input and a
-    ``scipy.sparse.csr_matrix`` on the host otherwise, of shape ``(n_queries, n_samples_fit_)``.
-    Ties: lower training index first. Cost O(n_queries · n_samples_fit · n_features).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X = np.array([[0.0], [1.0], [3.0]])
-    >>> KNeighborsTransformer(n_neighbors=1).fit_transform(X).toarray()
-    array([[0., 1., 0.],
-           [1., 0., 0.],
-           [0., 2., 0.]])
-    """
-
-    def __init__(
-        self,
-        *,
-        mode: str = "distance",
-        n_neighbors: int = 5,
-        metric: str = "euclidean",
-        algorithm: str = "auto",
-        working_memory: int | None = None,
-    ):
-        self.mode = mode
-        self.n_neighbors = n_neighbors
-        self.metric = metric
-        self.algorithm = algorithm
-        self.working_memory = working_memory
-
-    def _check_params(self) -> None:
-        _check_mode(self.mode)
-
-    def fit(self, X: Any, y: Any = None) -> KNeighborsTransformer:
-        """Store the validated training rows X (n_samples, n_features); ``y`` is ignored."""
-        super().fit(X)
-        self._n_features_out = self.n_samples_fit_  # output columns (get_feature_names_out)
-        return self
-
-    def transform(self, X: Any) -> Any:
-        """CSR graph ``(n_queries, n_samples_fit_)`` of each row's nearest training rows."""
-        check_is_fitted(self, "_fit_X")
-        return self.kneighbors_graph(X, mode=self.mode, n_neighbors=self.n_neighbors + (self.mode == "distance"))
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        # Inputs of any namespace are accepted, but the output is a sparse matrix (SciPy's,
-        # or CuPy's), not an array of the input's namespace as the array-API tag promises.
-        tags.array_api_support = False
-        return tags
-
-    def fit_transform(self, X: Any, y: Any = None) -> Any:
-        """``fit(X).transform(X)``: each row is its own first neighbour (distance 0)."""
-        return self.fit(X).transform(X)

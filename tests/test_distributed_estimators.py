@@ -235,7 +235,6 @@ def test_validation_errors_at_fit_match_numpy(sync):
         lambda: gpuknn.CDNNClassifier(),
         lambda: gpuknn.KMeans(2),
         lambda: gpuknn.RadiusNeighborsRegressor(),
-        lambda: gpuknn.KNeighborsTransformer(),
         lambda: ADASYN(),
     ],
 )
@@ -244,13 +243,12 @@ def test_unsupported_estimators_refuse_dask(sync, make):
     est = make()
     with pytest.raises(InvalidInputError, match=f"^{type(est).__name__} does not accept dask arrays") as info:
         est.fit(_dask(X, 8), y)
-    assert "KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors, PCA" in str(info.value)
+    assert "KNeighborsClassifier, KNeighborsRegressor, KNeighborsTransformer, NearestNeighbors, PCA" in str(info.value)
     # ... and dask queries of a NumPy fit
     if not isinstance(est, ADASYN):
         est.fit(X, y)
-        method = est.transform if isinstance(est, gpuknn.KNeighborsTransformer) else est.predict
         with pytest.raises(InvalidInputError, match="does not accept dask arrays"):
-            method(_dask(X, 8))
+            est.predict(_dask(X, 8))
 
 
 def test_radius_methods_refuse_dask(sync):
@@ -354,3 +352,15 @@ def test_estimators_on_a_local_cluster(client):
             np.testing.assert_array_equal(
                 nn.kneighbors()[1].compute(), NearestNeighbors(n_neighbors=4).fit(X).kneighbors()[1]
             )
+
+
+@pytest.mark.parametrize("mode", ["distance", "connectivity"])
+def test_transformer_on_dask_training_data(sync, mode):
+    X, _, Q = _data()
+    ref = gpuknn.KNeighborsTransformer(mode=mode, n_neighbors=4).fit(X)
+    tr = gpuknn.KNeighborsTransformer(mode=mode, n_neighbors=4).fit(_dask(X, 8))
+    for q in (Q, _dask(Q, 4)):
+        np.testing.assert_allclose(tr.transform(q).toarray(), ref.transform(Q).toarray(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        tr.fit_transform(_dask(X, 8)).toarray(), ref.fit_transform(X).toarray(), rtol=1e-12, atol=1e-12
+    )

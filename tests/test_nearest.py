@@ -1,14 +1,14 @@
-"""NearestNeighbors and KNeighborsTransformer against scikit-learn, on every backend."""
+"""NearestNeighbors against scikit-learn, on every backend (KNeighborsTransformer, which
+shares its search: tests/test_transformer.py)."""
 
-import array_api_compat
 import numpy as np
 import pytest
 import scipy.sparse
 import sklearn.neighbors as skn
-from helpers import assert_xp, host
+from helpers import assert_xp
 
 from gpuknn.errors import InvalidInputError, NotFittedError
-from gpuknn.nearest import KNeighborsTransformer, NearestNeighbors
+from gpuknn.nearest import NearestNeighbors
 
 TOL = dict(exact=False, rtol=1e-9, atol=1e-9)
 
@@ -205,39 +205,6 @@ def test_graphs_equal_sklearn(backend, mode):
         assert np.all(np.diff(G.data[G.indptr[r] : G.indptr[r + 1]]) >= 0)
 
 
-@pytest.mark.parametrize("mode", ["distance", "connectivity"])
-def test_transformer_equals_sklearn(backend, mode):
-    X, Q = _data(3)
-    ours = KNeighborsTransformer(mode=mode, n_neighbors=4)
-    ref = skn.KNeighborsTransformer(mode=mode, n_neighbors=4)
-    G, G_ref = ours.fit_transform(backend.asarray(X)), ref.fit_transform(X)
-    assert _is_csr_of(G, backend)
-    G = _on_host(G)
-    np.testing.assert_array_equal(np.diff(G.indptr), np.diff(G_ref.indptr))  # k + 1 with distances
-    np.testing.assert_allclose(_dense(G), G_ref.toarray(), rtol=1e-9, atol=1e-9)
-    if mode == "distance":  # each sample is its own first neighbour, stored at distance 0
-        np.testing.assert_array_equal(G.indices[G.indptr[:-1]], np.arange(X.shape[0]))
-    np.testing.assert_allclose(
-        _dense(ours.transform(backend.asarray(Q))), ref.transform(Q).toarray(), rtol=1e-9, atol=1e-9
-    )
-    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
-
-
-def test_transformer_feeds_isomap_in_a_pipeline(backend):
-    from sklearn.manifold import Isomap
-    from sklearn.pipeline import make_pipeline
-
-    X, _ = _data(4, n=150, d=5)
-    pipe = make_pipeline(
-        KNeighborsTransformer(n_neighbors=6, mode="distance"),
-        Isomap(n_neighbors=6, n_components=2, metric="precomputed", eigen_solver="dense"),
-    )
-    emb = pipe.fit_transform(backend.asarray(X))
-    want = Isomap(n_neighbors=6, n_components=2, eigen_solver="dense").fit_transform(X)
-    emb = host(emb) if array_api_compat.is_array_api_obj(emb) else np.asarray(emb)
-    np.testing.assert_allclose(np.abs(emb), np.abs(want), rtol=1e-7, atol=1e-7)
-
-
 def test_float32_stays_float32(backend):
     X, Q = _data(5)
     nn = NearestNeighbors(n_neighbors=3, radius=1.0).fit(backend.asarray(X.astype(np.float32)))
@@ -259,8 +226,6 @@ def test_errors(backend):
     for method in ("kneighbors", "radius_neighbors", "kneighbors_graph", "radius_neighbors_graph"):
         with pytest.raises(NotFittedError):
             getattr(NearestNeighbors(), method)(Qb)
-    with pytest.raises(NotFittedError):
-        KNeighborsTransformer().transform(Qb)
     nn = NearestNeighbors().fit(Xb)
     with pytest.raises(InvalidInputError, match="X has 3 features, but NearestNeighbors is expecting 4"):
         nn.kneighbors(Qb[:, :3])
@@ -281,15 +246,11 @@ def test_errors(backend):
         nn.kneighbors_graph(Qb, mode="dist")
     with pytest.raises(InvalidInputError, match="mode must be"):
         nn.radius_neighbors_graph(Qb, mode="weights")
-    with pytest.raises(InvalidInputError, match="mode must be"):
-        KNeighborsTransformer(mode="bad").fit(Xb)
     for r in (-1.0, "a", float("inf")):
         with pytest.raises(InvalidInputError, match="radius must be"):
             nn.radius_neighbors(Qb, radius=r)
     with pytest.raises(InvalidInputError, match="metric='inner'"):
         NearestNeighbors(metric="inner").fit(Xb)
-    with pytest.raises(InvalidInputError, match="unknown metric"):
-        KNeighborsTransformer(metric="manhattan").fit(Xb)
     with pytest.raises(InvalidInputError, match="working_memory"):
         NearestNeighbors(working_memory=-5).fit(Xb)
     if backend.name != "numpy":  # a model of one namespace asked about another's arrays

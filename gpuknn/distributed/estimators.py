@@ -1,5 +1,5 @@
 """Dask data in the neighbour estimators: what ``KNeighborsClassifier``,
-``KNeighborsRegressor`` and ``NearestNeighbors`` do with a dask array.
+``KNeighborsRegressor``, ``NearestNeighbors`` and ``KNeighborsTransformer`` do with a dask array.
 
 ``fit`` keeps the training rows lazy (:func:`gpuknn.base.validate_data` checks their
 metadata and chunks them by rows: nothing is computed, whatever their size) and brings the

@@ -1,0 +1,103 @@
+"""The k-neighbours graph transformer ``KNeighborsTransformer``: scikit-learn's
+``sklearn.neighbors.KNeighborsTransformer`` on the search of :class:`~gpuknn.NearestNeighbors`
+(the base class both share, ``gpuknn.nearest._NeighborsBase``: the same exact lists and the
+same CSR graphs, SciPy's on the host, cupyx's on the input's GPU for CuPy input).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+
+from .base import check_is_fitted
+from .nearest import _check_mode, _NeighborsBase
+
+__all__ = ["KNeighborsTransformer"]
+
+
+class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _NeighborsBase):
+    """X -> sparse graph of its k nearest training rows, scikit-learn's
+    ``sklearn.neighbors.KNeighborsTransformer`` on gpuknn's exact engine.
+
+    For ``metric="precomputed"`` estimators in a Pipeline (``Isomap``, ``DBSCAN``,
+    ``TSNE``, ``SpectralClustering``...): the neighbours are found once, here.
+
+    Parameters
+    ----------
+    mode : {"distance", "connectivity"}, default "distance"
+    n_neighbors : int, default 5
+        Neighbours per row. ``mode="distance"`` stores ``n_neighbors + 1`` (each training
+        row is its own first neighbour at distance 0, stored, when X is the fitted data);
+        ``"connectivity"`` stores ``n_neighbors`` (scikit-learn's convention).
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+    algorithm : {"auto", "brute", "kd_tree"}
+    working_memory : int, optional
+        Byte budget of the search tiles.
+
+    Dask training data (``fit`` on a dask array) stays lazy; ``transform`` searches it with
+    :func:`gpuknn.distributed.kneighbors` and returns the computed sparse graph (see
+    docs/distributed.md).
+
+    Attributes
+    ----------
+    n_features_in_, n_samples_fit_ : int
+    effective_metric_ : str
+
+    Notes
+    -----
+    :meth:`transform` returns a ``cupyx.scipy.sparse.csr_matrix`` for CuPy input and a
+    ``scipy.sparse.csr_matrix`` on the host otherwise, of shape ``(n_queries, n_samples_fit_)``.
+    Ties: lower training index first. Cost O(n_queries · n_samples_fit · n_features).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> KNeighborsTransformer(n_neighbors=1).fit_transform(X).toarray()
+    array([[0., 1., 0.],
+           [1., 0., 0.],
+           [0., 2., 0.]])
+    """
+
+    _accepts_dask = True  # NearestNeighbors' dask path (gpuknn.distributed.estimators)
+
+    def __init__(
+        self,
+        *,
+        mode: str = "distance",
+        n_neighbors: int = 5,
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
+        self.mode = mode
+        self.n_neighbors = n_neighbors
+        self.metric = metric
+        self.algorithm = algorithm
+        self.working_memory = working_memory
+
+    def _check_params(self) -> None:
+        _check_mode(self.mode)
+
+    def fit(self, X: Any, y: Any = None) -> KNeighborsTransformer:
+        """Store the validated training rows X (n_samples, n_features); ``y`` is ignored."""
+        super().fit(X)
+        self._n_features_out = self.n_samples_fit_  # output columns (get_feature_names_out)
+        return self
+
+    def transform(self, X: Any) -> Any:
+        """CSR graph ``(n_queries, n_samples_fit_)`` of each row's nearest training rows."""
+        check_is_fitted(self, "_fit_X")
+        return self.kneighbors_graph(X, mode=self.mode, n_neighbors=self.n_neighbors + (self.mode == "distance"))
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # Inputs of any namespace are accepted, but the output is a sparse matrix (SciPy's,
+        # or CuPy's), not an array of the input's namespace as the array-API tag promises.
+        tags.array_api_support = False
+        return tags
+
+    def fit_transform(self, X: Any, y: Any = None) -> Any:
+        """``fit(X).transform(X)``: each row is its own first neighbour (distance 0)."""
+        return self.fit(X).transform(X)
