@@ -40,6 +40,7 @@ __all__ = [
     "mask_counts",
     "device_scope",
     "on_input_device",
+    "symmetric_eigh",
 ]
 
 
@@ -352,6 +353,26 @@ def _native(xp: Any) -> Any:
     import torch  # noqa: PLC0415 - only reached with torch tensors in hand
 
     return torch
+
+
+def symmetric_eigh(C: Any) -> tuple[Any, Any]:
+    """``xp.linalg.eigh(C)`` (ascending ``(w, V)``) whose rounding does not depend on the
+    BLAS thread count.
+
+    A host LAPACK's ``syevd`` rounds the eigenvectors' last bits differently on 1 and on 2
+    threads; through PCA projections and near ties that changed the (k, p) tables of a
+    study run on a Dask cluster (one thread per worker) against the same study in one
+    process. On the host the solve runs on one BLAS thread (threadpoolctl, a scikit-learn
+    dependency; d = 784 costs 0.06 s on 2 threads, 0.09 s on one: docs/benchmarks.md).
+    cuSOLVER on CuPy is left as it is.
+    """
+    xp = array_namespace(C)
+    if is_cupy_namespace(xp):
+        return xp.linalg.eigh(C)
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return xp.linalg.eigh(C)
 
 
 def mask_counts(mask: Any) -> tuple[int, int | None, Any]:

@@ -95,8 +95,9 @@ def test_unknown_part_is_refused(bench):
 def test_bench_distributed_sweep_part_tiny(bench, capsys, tmp_path):
     out_json = tmp_path / "sweep.json"
     assert bench.main(["--part", "sweep", "--synthetic", "--json", str(out_json)]) == 0
-    assert "same tables and choice" in capsys.readouterr().out
+    assert "tables: identical; choice identical" in capsys.readouterr().out
     sweep = json.loads(out_json.read_text())["parts"]["sweep"]
-    assert sweep["same_tables_and_choice"] is True and sweep["workers"] == 2
+    assert sweep["same_tables"] is True and sweep["same_choice_and_test"] is True and sweep["workers"] == 2
+    assert sweep["heatmap_cells_differing"] == 0 < sweep["heatmap_cells"]
     assert len(sweep["times_s"]["single"]) == len(sweep["times_s"]["distributed"]) == 1
     assert 0 <= sweep["test_accuracy"] <= 1 and sweep["choice"]["k_best"] >= 1

@@ -164,3 +164,23 @@ def test_device_scope_is_a_null_context_off_cupy():
     from gpuknn._delegation import device_scope
 
     assert isinstance(device_scope(np.zeros(2), (np.zeros(1),), None), contextlib.nullcontext)
+
+
+def test_symmetric_eigh_does_not_depend_on_the_blas_thread_count(backend):
+    """The last bits of LAPACK's eigenvectors moved with the thread count (they changed a
+    study's (k, p) table between a Dask worker and one process): no longer."""
+    from threadpoolctl import threadpool_limits
+
+    from gpuknn._delegation import symmetric_eigh
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((400, 300)).astype(np.float32)
+    C = backend.asarray(A.T @ A / 400)
+    with threadpool_limits(limits=1, user_api="blas"):
+        w1, V1 = (host(a) for a in symmetric_eigh(C))
+    for threads in (2, 4):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            w, V = symmetric_eigh(C)
+        assert_xp(w, w1, backend, dtype=C.dtype)  # bit for bit
+        assert_xp(V, V1, backend, dtype=C.dtype)
+    np.testing.assert_allclose(w1, np.linalg.eigvalsh(A.T.astype(np.float64) @ A / 400), rtol=1e-4, atol=1e-3)

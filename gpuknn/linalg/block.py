@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy
-from .._delegation import on_input_device
+from .._delegation import on_input_device, symmetric_eigh
 from ..errors import ConvergenceWarning, InvalidInputError
 from .eigh import (
     EigenResult,
@@ -128,7 +128,7 @@ def _ritz(Q: Any, W: Any, xp: Any) -> tuple[Any, Any, Any, Any]:
     eigenvectors ``S`` of the b x b ``Q^T C Q``."""
     Q64, W64 = xp.astype(Q, xp.float64), xp.astype(W, xp.float64)
     H = xp.matmul(xp.matrix_transpose(Q64), W64)
-    theta, S = xp.linalg.eigh((H + xp.matrix_transpose(H)) / 2)
+    theta, S = symmetric_eigh((H + xp.matrix_transpose(H)) / 2)
     return Q64, W64, theta, S
 
 
