@@ -246,6 +246,24 @@ def client():
         assert _env() == saved
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "correlation"])
+def test_kneighbors_on_the_local_cluster_equals_single_process(client, metric):
+    """The grid of the synchronous tests, on 2 worker processes: shard counts 1, 2, 5, shards
+    smaller than k, uneven and empty chunks, duplicates astride chunk edges, and a
+    working_memory whose tiles (2 query rows) do not match the chunks."""
+    Q, R = _data()
+    for chunks in CHUNKINGS:
+        for k in (1, 7):
+            _check(Q, R, k, metric, *chunks)
+    D0, ind0 = gpuknn.kneighbors(Q, R, 7, metric=metric)
+    D, ind = dask.compute(
+        *gd.kneighbors(
+            da.from_array(Q, chunks=6), da.from_array(R, chunks=(13, 27)), 7, metric=metric, working_memory=1
+        )
+    )
+    np.testing.assert_array_equal(ind, ind0)
+
+
 def test_on_a_local_cluster(client):
     client, saved, changed = client
     # the cluster's start set the BLAS thread counts in this process's environment (the

@@ -216,3 +216,15 @@ def test_cli_workers_and_scheduler(client, tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         main(quick + ["--scheduler", address, "--workers", "2"])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_tasks_get_a_working_memory_resolved_on_the_client(client, monkeypatch):
+    from gpuknn.distributed.runner import DaskRunner
+    from gpuknn.model_selection.runner import task_working_memory
+
+    assert task_working_memory(LocalRunner(), None) is None  # one process: resolved where it runs
+    runner = DaskRunner(_two_workers(client))
+    assert task_working_memory(runner, 5 << 20) == 5 << 20
+    assert task_working_memory(runner, None) == 256 << 20
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(3 << 20))
+    assert task_working_memory(runner, None) == 3 << 20

@@ -91,7 +91,10 @@ def as_row_chunked(X: Any, name: str) -> Any:
     if client is None:
         return da.from_array(X, chunks=(rows, d))
     cuts = list(range(0, n, rows)) + [n]
-    futures = client.scatter([X[a:b] for a, b in zip(cuts[:-1], cuts[1:])])
+    # hash=False: unique keys. A content-hashed key shared with an earlier scatter of equal
+    # data can be released by that one's cleanup while this graph still needs it ("lost
+    # dependencies", seen when the same array was wrapped twice in a row)
+    futures = client.scatter([X[a:b] for a, b in zip(cuts[:-1], cuts[1:])], hash=False)
     blocks = [
         da.from_delayed(f, shape=(b - a, d), dtype=X.dtype, meta=X[:0]) for f, a, b in zip(futures, cuts[:-1], cuts[1:])
     ]

@@ -97,7 +97,7 @@ def _shared(a: np.ndarray) -> Any:
         return dask.delayed(a, pure=True)
     # as gpuknn.distributed._dask.as_row_chunked does: a dask array over the future, whose
     # unoptimised Delayed keeps the future (hence the data) alive as long as the graph
-    return row_blocks(da.from_delayed(client.scatter(a), shape=a.shape, dtype=a.dtype, meta=a[:0]))[0]
+    return row_blocks(da.from_delayed(client.scatter(a, hash=False), shape=a.shape, dtype=a.dtype, meta=a[:0]))[0]
 
 
 def _meta(like: Any, ndim: int, dtype: Any) -> Any:

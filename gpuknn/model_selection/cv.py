@@ -22,7 +22,7 @@ from ..neighbors import search
 from ..ops.exact import distance_interval, keys_to_distances
 from ..ops.gram import prefix_reference
 from .psweep import prefix_refine
-from .runner import get_runner
+from .runner import get_runner, task_working_memory
 from .splitters import StratifiedKFold
 from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_many_k
 
@@ -219,8 +219,9 @@ def cross_validate_k(
         Run one task per fold on its cluster: X, y and the folds are scattered once to
         every worker (``broadcast=True``), each task searches and scores its fold there, and
         the table is the single-process one (rows in fold order). A worker that dies is
-        replaced and its fold rerun (see :mod:`gpuknn.distributed.runner`). ``working_memory``
-        is then best given: a worker's default is computed on the worker.
+        replaced and its fold rerun (see :mod:`gpuknn.distributed.runner`). A
+        ``working_memory`` of None is resolved on the client (``$GPUKNN_WORKING_MEMORY``,
+        else 256 MiB), never by a worker; give it for GPU workers.
 
     Returns
     -------
@@ -252,6 +253,7 @@ def _run_folds(task: Any, client: Any, X: Any, y_dev: Any, folds: list, **option
     """The table rows of ``task`` run on every fold -- here, or one Dask task per fold with
     X, y and the folds scattered once -- assembled in fold order whatever order they finish."""
     runner = get_runner(client)
+    options["working_memory"] = task_working_memory(runner, options["working_memory"])
     shared = runner.share(X=X, y=y_dev, folds=folds)
     by_fold = dict(runner.run(task, [(f, {"f": f, **options}) for f in range(len(folds))], shared))
     return [row for f in range(len(folds)) for row in by_fold[f]]

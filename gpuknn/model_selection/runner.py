@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["LocalRunner", "get_runner"]
+__all__ = ["LocalRunner", "get_runner", "task_working_memory"]
 
 Job = tuple[Any, dict]  # (key, keyword arguments of this task)
 
@@ -50,3 +50,18 @@ def get_runner(client: Any) -> Any:
     from ..distributed.runner import DaskRunner  # noqa: PLC0415 - Dask only when asked for
 
     return DaskRunner(client)
+
+
+def task_working_memory(runner: Any, working_memory: Any) -> Any:
+    """The ``working_memory`` the tasks get: as given here; on a cluster, resolved now, on
+    the client -- the argument, else ``$GPUKNN_WORKING_MEMORY``, else 256 MiB -- as
+    :func:`gpuknn.distributed.kneighbors` does. A worker never picks its own default: "half
+    the free GPU memory" is wrong on a worker that also holds the scattered data and a
+    memory pool."""
+    if working_memory is not None or not runner.distributed:
+        return working_memory
+    import numpy as np  # noqa: PLC0415
+
+    from .._backend import default_working_memory  # noqa: PLC0415
+
+    return default_working_memory(np)

@@ -20,7 +20,7 @@ balance) and the PCA. No printing: progress goes to ``callback(event, info)``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, validate_matrix
 from ..errors import InvalidInputError
 from ..model_selection.journal import Journal
-from ..model_selection.runner import get_runner
+from ..model_selection.runner import get_runner, task_working_memory
 from ..model_selection.splitters import StratifiedKFold
 from ..model_selection.sweep import check_grid
 from ..ops.distance import check_metric
@@ -168,8 +168,9 @@ def run_sweep(
     -----
     Cost per fold and metric: one search of the raw features and one PCA of the training
     part with one projection for every p (see :func:`~gpuknn.model_selection.cv.fold_kp_scores`).
-    With a client, the client process does only the bookkeeping; give
-    ``config.working_memory`` for GPU workers (a worker's default is half its free memory).
+    With a client, the client process does only the bookkeeping; a ``config.working_memory``
+    of None is resolved on the client (``$GPUKNN_WORKING_MEMORY``, else 256 MiB) and passed
+    to every task: give it for GPU workers.
     """
     cb = callback or _noop
     metrics = check_config(config)
@@ -195,9 +196,11 @@ def run_sweep(
     ps = check_grid(config.ps, name="p", upper=min(X_train.shape[1], min_train))
     y_dev = from_numpy(ytr, xp)
     runner = get_runner(client)
+    # on a cluster the tasks get a working_memory resolved here (the journal keeps config's)
+    task_config = replace(config, working_memory=task_working_memory(runner, config.working_memory))
     # the training data, class codes and folds go to the workers once, for every stage
     shared = runner.share(X_train=X_train, y_dev=y_dev, folds=folds)
-    common = {"n_classes": n_classes, "config": config}
+    common = {"n_classes": n_classes, "config": task_config}
     # a tile callback cannot cross to another process: tile progress is local only
     on_tile = None if runner.distributed else (lambda d, t: cb("tile", {"done": d, "total": t}))
 
@@ -229,7 +232,9 @@ def run_sweep(
 
     cb("stage", {"name": "explained variance", "total": 1})
     if jr.get("variance") is None:
-        for _, record in runner.run(variance_task, [("variance", {"config": config})], {"X_train": shared["X_train"]}):
+        for _, record in runner.run(
+            variance_task, [("variance", {"config": task_config})], {"X_train": shared["X_train"]}
+        ):
             jr.append("variance", record)
     out["variance"] = {k: v for k, v in jr.get("variance").items() if k.startswith("explained")}
     cb("step", {"stage": "variance", "done": 1})
