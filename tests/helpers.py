@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import array_api_compat
 import numpy as np
 
@@ -172,3 +174,45 @@ def assert_same_resample(backend, ours, ref, X, y):
     assert_xp(Xr, Xe, backend, exact=False, rtol=1e-12, atol=1e-12)
     assert ours.sampling_strategy_ == {int(c): int(v) for c, v in ref.sampling_strategy_.items()}
     return Xe, ye
+
+
+def process_env():
+    """This process's environment, less the variable pytest itself updates per test phase."""
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+
+
+def restore_env(saved):
+    """Put this process's environment back to ``saved`` (a :func:`process_env`)."""
+    import os
+
+    for k in set(process_env()) - set(saved):
+        del os.environ[k]
+    os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def local_dask_cluster():
+    """Context of a module-scoped fixture: ``(client, saved, changed)`` on a LocalCluster of
+    2 worker processes × 1 thread on loopback. Starting one sets OMP/MKL/OPENBLAS_NUM_THREADS=1
+    in this process's environment: ``changed`` says what it set, the environment is restored
+    to ``saved`` at once and checked again at the end. ``processes=False`` with a host fails
+    to start; ``dashboard_address=":0"``: 8787 may be taken by another cluster."""
+    import pytest
+
+    distributed = pytest.importorskip("distributed")
+    saved = process_env()
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+    )
+    changed = {v: process_env().get(v) for v in process_env() if process_env().get(v) != saved.get(v)}
+    restore_env(saved)
+    client = distributed.Client(cluster)
+    try:
+        yield client, saved, changed
+    finally:
+        client.close()
+        cluster.close()
+        restore_env(saved)
+        assert process_env() == saved

@@ -16,6 +16,8 @@ import pytest
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
+from helpers import local_dask_cluster, process_env, restore_env  # noqa: E402
+
 import gpuknn  # noqa: E402
 import gpuknn.distributed as gd  # noqa: E402
 from gpuknn.errors import InvalidInputError  # noqa: E402
@@ -214,36 +216,10 @@ def test_import_gpuknn_does_not_import_dask():
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def _env():
-    """This process's environment, less the variable pytest itself updates per test phase."""
-    return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-
-
-def _restore(saved):
-    for k in set(_env()) - set(saved):
-        del os.environ[k]
-    os.environ.update(saved)
-
-
 @pytest.fixture(scope="module")
 def client():
-    """A 2-process LocalCluster on loopback; the client's environment is restored after its
-    start (LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 there) and checked at the end."""
-    distributed = pytest.importorskip("distributed")
-    saved = _env()
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
-    )
-    changed = {v: os.environ.get(v) for v in _THREAD_VARS if os.environ.get(v) != saved.get(v)}
-    _restore(saved)
-    c = distributed.Client(cluster)
-    try:
-        yield c, saved, changed
-    finally:
-        c.close()
-        cluster.close()
-        _restore(saved)
-        assert _env() == saved
+    with local_dask_cluster() as c:
+        yield c
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "cosine", "correlation"])
@@ -268,7 +244,7 @@ def test_on_a_local_cluster(client):
     client, saved, changed = client
     # the cluster's start set the BLAS thread counts in this process's environment (the
     # fixture undid it): whatever it changed is back to the saved values
-    assert _env() == saved
+    assert process_env() == saved
     assert all(os.environ.get(v) == saved.get(v) for v in changed)
     assert len(client.scheduler_info()["workers"]) == 2
     Q, R = _data(3, n_ref=300, n_q=40, d=4)
@@ -313,9 +289,9 @@ def test_local_cuda_cluster_with_cupy_chunks():
         pytest.skip("no CUDA device")
     from gpuknn.model_selection import cross_validate_k
 
-    saved = _env()
+    saved = process_env()
     cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", host="127.0.0.1")
-    _restore(saved)
+    restore_env(saved)
     try:
         with distributed.Client(cluster) as c:
             n_gpus = len(c.scheduler_info()["workers"])
@@ -337,4 +313,4 @@ def test_local_cuda_cluster_with_cupy_chunks():
             assert dist.rows == local.rows
     finally:
         cluster.close()
-        _restore(saved)
+        restore_env(saved)

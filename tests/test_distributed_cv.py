@@ -14,6 +14,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from helpers import local_dask_cluster  # noqa: E402
+
 from gpuknn.cli import dask_cluster, main  # noqa: E402
 from gpuknn.datasets import make_fashion_mnist_like  # noqa: E402
 from gpuknn.errors import InvalidInputError  # noqa: E402
@@ -29,27 +31,10 @@ from gpuknn.studies.knn_sweep import SweepConfig, config_dict, run_sweep  # noqa
 SMALL = dict(ks_raw=list(range(1, 13)), ks=[1, 2, 3, 5, 8], ps=[1, 2, 3, 5, 8, 13, 20], folds=3, seed=1)
 
 
-def _env():
-    return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-
-
 @pytest.fixture(scope="module")
 def client():
-    """2 worker processes on loopback; this process's environment (which starting a
-    LocalCluster changes: OMP/MKL/OPENBLAS_NUM_THREADS=1) restored."""
-    saved = _env()
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
-    )
-    for k in set(_env()) - set(saved):
-        del os.environ[k]
-    os.environ.update(saved)
-    c = distributed.Client(cluster)
-    try:
+    with local_dask_cluster() as (c, _, _):
         yield c
-    finally:
-        c.close()
-        cluster.close()
 
 
 @pytest.fixture(scope="module")

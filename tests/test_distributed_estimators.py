@@ -5,7 +5,6 @@ the other estimators refuse dask input with one message."""
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -15,6 +14,7 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
 from dask.callbacks import Callback  # noqa: E402
+from helpers import local_dask_cluster  # noqa: E402
 
 import gpuknn  # noqa: E402
 from gpuknn import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors  # noqa: E402
@@ -292,38 +292,10 @@ def test_fit_computes_nothing(sync):
     assert counter.n == 1
 
 
-_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
-
-def _env():
-    """This process's environment, less the variable pytest itself updates per test phase."""
-    return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-
-
-def _restore(saved):
-    for k in set(_env()) - set(saved):
-        del os.environ[k]
-    os.environ.update(saved)
-
-
 @pytest.fixture(scope="module")
 def client():
-    """A 2-process LocalCluster on loopback; the client's environment is restored after its
-    start (LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 there) and checked at the end."""
-    distributed = pytest.importorskip("distributed")
-    saved = _env()
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
-    )
-    _restore(saved)
-    c = distributed.Client(cluster)
-    try:
+    with local_dask_cluster() as (c, _, _):
         yield c
-    finally:
-        c.close()
-        cluster.close()
-        _restore(saved)
-        assert _env() == saved
 
 
 def test_estimators_on_a_local_cluster(client):
