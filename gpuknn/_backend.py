@@ -329,16 +329,27 @@ def validate_matrix(
     target = float_dtype(X, xp, dtype)
     if X.dtype != target:
         X = xp.astype(X, target)
-    # NaN propagates through max/min and an infinity is one of them, so two reductions (no
-    # mask of X's size) clear the usual all-finite input; otherwise the rows are located.
-    if check_finite and X.size and not (bool(xp.isfinite(xp.max(X))) and bool(xp.isfinite(xp.min(X)))):
-        finite = xp.isfinite(X)
-        if not bool(xp.all(finite)):
-            bad = finite if ndim == 1 else xp.all(finite, axis=tuple(range(1, ndim)))
-            rows = to_numpy(xp.nonzero(~bad)[0])
-            shown = ", ".join(str(int(r)) for r in rows[:10]) + (" ..." if rows.size > 10 else "")
-            raise InvalidInputError(f"{name} contains NaN or infinity in {rows.size} row(s): {shown}")
+    if check_finite:
+        check_finite_rows(X, xp, name=name)
     return X
+
+
+def check_finite_rows(X: Any, xp: Any, *, name: str, first_row: int = 0, where: str = "") -> None:
+    """:class:`InvalidInputError` naming the rows of X that hold NaN or infinity, numbered
+    from ``first_row`` (a chunk's place in the whole array), ``where`` appended to "row(s)".
+
+    NaN propagates through max/min and an infinity is one of them, so two reductions (no
+    mask of X's size) clear the usual all-finite input; otherwise the rows are located.
+    """
+    if not X.size or (bool(xp.isfinite(xp.max(X))) and bool(xp.isfinite(xp.min(X)))):
+        return
+    finite = xp.isfinite(X)
+    if bool(xp.all(finite)):
+        return
+    bad = finite if X.ndim == 1 else xp.all(finite, axis=tuple(range(1, X.ndim)))
+    rows = to_numpy(xp.nonzero(~bad)[0]) + first_row
+    shown = ", ".join(str(int(r)) for r in rows[:10]) + (" ..." if rows.size > 10 else "")
+    raise InvalidInputError(f"{name} contains NaN or infinity in {rows.size} row(s){where}: {shown}")
 
 
 def check_int(value: Any, *, name: str, low: int | None = 1, high: int | None = None) -> int:

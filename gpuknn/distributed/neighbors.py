@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, check_int, default_working_memory, to_numpy
+from .._backend import array_namespace, check_finite_rows, check_int, default_working_memory
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.limits import check_working_memory
@@ -133,22 +133,11 @@ def _float(dtype: Any) -> Any:
 def _partial(q: Any, r: Any, k: int, offset: int, metric: str, working_memory: int, q_offset: int) -> Any:
     """One grid task: the chunk pair's k best, with global indices (the pair is promoted to
     one float dtype inside, as single-process kneighbors promotes Q and R)."""
-    _check_finite(q, "Q", q_offset)
-    _check_finite(r, "R", offset)
+    # NaN rows named by their number in the whole array (the engine's own check would count
+    # from the chunk's first row); two reductions clear a finite chunk, small against the GEMM
+    check_finite_rows(q, array_namespace(q), name="Q", first_row=q_offset, where=" of this chunk")
+    check_finite_rows(r, array_namespace(r), name="R", first_row=offset, where=" of this chunk")
     return kneighbors_partial(q, r, k, offset=offset, metric=metric, working_memory=working_memory)
-
-
-def _check_finite(block: Any, name: str, offset: int) -> None:
-    """NaN or infinity in a chunk, reported with the rows' numbers in the whole array (the
-    engine's own check would count from the chunk's first row). Two reductions clear a
-    finite chunk: O(rows d), small against the task's GEMM."""
-    xp = array_namespace(block)
-    if not block.shape[0] or (bool(xp.isfinite(xp.max(block))) and bool(xp.isfinite(xp.min(block)))):
-        return
-    rows = np.flatnonzero(~np.all(np.isfinite(to_numpy(block)), axis=1)) + offset
-    if rows.size:
-        shown = ", ".join(str(int(r)) for r in rows[:10]) + (" ..." if rows.size > 10 else "")
-        raise InvalidInputError(f"{name} contains NaN or infinity in {rows.size} row(s) of this chunk: {shown}")
 
 
 def _merge_many(*parts: Any) -> Any:
