@@ -136,7 +136,7 @@ def test_on_input_device_enters_the_inputs_scope(monkeypatch):
     import contextlib
 
     import gpuknn
-    from gpuknn import _delegation
+    from gpuknn._delegation import device  # where on_input_device looks device_scope up
 
     entered = []
 
@@ -145,7 +145,7 @@ def test_on_input_device_enters_the_inputs_scope(monkeypatch):
         entered.append(arrays)
         yield
 
-    monkeypatch.setattr(_delegation, "device_scope", recording)
+    monkeypatch.setattr(device, "device_scope", recording)
     X = np.arange(20.0).reshape(10, 2)
     Q = X[:3]
     gpuknn.kneighbors(Q, X, 2)
