@@ -383,14 +383,19 @@ def free_device_memory(xp: Any) -> int | None:
 
 
 def default_working_memory(xp: Any) -> int:
-    """Default tile budget in bytes: half the free GPU memory, or 256 MiB on the host."""
+    """Default tile budget in bytes: half the free GPU memory, or 256 MiB on the host.
+
+    ``$GPUKNN_WORKING_MEMORY`` (bytes) replaces the host default and caps the GPU's: several
+    processes sharing one GPU (test workers, say) would otherwise each plan with half of
+    what is free and run out together.
+    """
+    env = os.environ.get("GPUKNN_WORKING_MEMORY")
+    cap = int(float(env)) if env else None
     free = free_device_memory(xp)
     if free is not None:
-        return max(64 << 20, free // 2)
-    env = os.environ.get("GPUKNN_WORKING_MEMORY")
-    if env:
-        return int(float(env))
-    return _CPU_WORKING_MEMORY
+        device_default = max(64 << 20, free // 2)
+        return device_default if cap is None else min(device_default, cap)
+    return _CPU_WORKING_MEMORY if cap is None else cap
 
 
 def preferred_tile_bytes(xp: Any) -> int | None:

@@ -95,7 +95,9 @@ def _check_vote_input(neighbor_labels: Any, n_classes: Any, distances: Any, xp: 
     of class indices in ``[0, n_classes)``, ``distances`` (when given) real, of the same
     shape, neither NaN nor negative. One host transfer of three reductions."""
     if not hasattr(neighbor_labels, "shape"):
-        neighbor_labels = from_numpy(host_array(neighbor_labels, name="neighbor_labels"), xp)
+        # host labels join array distances on their device (xp's default may be another one)
+        dev = device_of(distances) if hasattr(distances, "shape") else None
+        neighbor_labels = from_numpy(host_array(neighbor_labels, name="neighbor_labels"), xp, device=dev)
     if neighbor_labels.ndim != 2:
         raise InvalidInputError(f"neighbor_labels must be 2-D (n, k_max), got shape {tuple(neighbor_labels.shape)}")
     if not xp.isdtype(neighbor_labels.dtype, "integral"):

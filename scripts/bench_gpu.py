@@ -47,7 +47,8 @@ if importlib.util.find_spec("gpuknn") is None:
     # Run from a checkout that is not installed: use the repository's own package.
     sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
-# Parts in the order they run: the issue's targets first, the scale checks (no target) last.
+# Parts in the order they run: the floors, the searches, then the study (the longest part,
+# last: a budget that runs out skips it alone).
 PARTS = {
     "copy": "device-to-device copy rate (floor)",
     "gemm_fp32": "fp32 GEMM (floor)",
@@ -55,15 +56,17 @@ PARTS = {
     "gemm_bf16": "bf16 GEMM through torch (floor)",
     "kneighbors": "gpuknn.kneighbors, k = 10, against its fp32 GEMM floor",
     "torch_topk": "torch mm + topk on the same prepared rows",
-    "sweep": "the full gpuknn sweep study",
     "kneighbors_k1000": "gpuknn.kneighbors with a large k",
     "kneighbors_large_ref": "gpuknn.kneighbors against a large random reference",
+    "sweep": "the full gpuknn sweep study",
 }
 
-# Targets from issue 17: (part, figure, comparison, bound, wording).
+# Targets (issues 17 and 29): (part, figure, comparison, bound, wording). gpuknn and torch's
+# mm + topk run the same FP32 GEMM, so no exact search can be much faster than that pair;
+# the honest figure is what exactness costs on top of it (torch's lists are not exact).
 TARGETS = [
     ("kneighbors", "gpuknn / fp32 GEMM floor", "<=", 1.5, "kneighbors <= 1.5 x its fp32 GEMM floor"),
-    ("torch_topk", "torch / gpuknn", ">=", 2.0, "kneighbors >= 2 x faster than torch mm + topk"),
+    ("torch_topk", "gpuknn / torch", "<=", 1.25, "kneighbors <= 1.25 x torch mm + topk (not exact)"),
     ("sweep", "study", "<=", 10.0, "full sweep study <= 10 s (data load excluded)"),
 ]
 
@@ -350,13 +353,25 @@ def part_gemm_fp32(ctx: Context) -> dict:
 
 @contextlib.contextmanager
 def torch_tf32(torch: Any, on: bool):
-    """torch's TF32 matmul switch for the block; restored after (gpuknn reads it too)."""
-    old = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = on
+    """torch's TF32 matmul switch for the block; restored after (gpuknn reads it too).
+
+    The new per-backend switch where this torch has it: once it is used, the old
+    ``allow_tf32`` raises, and setting the old one instead would mix the two APIs.
+    """
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        old = matmul.fp32_precision
+        matmul.fp32_precision = "tf32" if on else "ieee"
+    else:
+        old = matmul.allow_tf32
+        matmul.allow_tf32 = on
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32 = old
+        if hasattr(matmul, "fp32_precision"):
+            matmul.fp32_precision = old
+        else:
+            matmul.allow_tf32 = old
 
 
 def torch_gemm(ctx: Context, dtype_name: str) -> float:
@@ -387,8 +402,8 @@ def part_gemm_tf32(ctx: Context) -> dict:
     return {
         "figures": out,
         "notes": [
-            f"torch.mm of float32 {n} x {n} with torch.backends.cuda.matmul.allow_tf32 "
-            f"= True, best of {ctx.sizes.floor_repeat} after 3 warm-ups"
+            f"torch.mm of float32 {n} x {n} with TF32 on (torch.backends.cuda.matmul), "
+            f"best of {ctx.sizes.floor_repeat} after 3 warm-ups"
         ],
     }
 
@@ -463,7 +478,7 @@ def part_torch_topk(ctx: Context) -> dict:
     ]
     t_g = ctx.report["parts"]["kneighbors"].get("figures", {}).get("gpuknn")
     if t_g is not None:
-        figures["torch / gpuknn"] = fig(t / t_g["value"], "x")
+        figures["gpuknn / torch"] = fig(t_g["value"] / t, "x")
     else:
         notes.append("no gpuknn time to compare with (the kneighbors part did not finish)")
     mine = ctx.data.get("knn_indices")
@@ -511,10 +526,13 @@ def part_sweep(ctx: Context) -> dict:
             "the CLI's default study: 5 folds, raw k 1..300, (k, p) k 1..30 over "
             f"{len(config.ps)} PCA sizes, both weightings, final test"
         )
-        # A small study first compiles the kernels a fresh machine lacks (CuPy caches them
-        # on disk), so the timed run measures the study and not the compiler.
-        timed_sweep(Xtr[:3000], ytr[:3000], Xte[:500], yte[:500], tiny_config())
-        notes.append("after a warm-up study on 3000 / 500 images (not timed)")
+        # A warm-up study with the same grids (every k, every PCA size, both weightings) on
+        # a subset first compiles every kernel the timed study reaches -- CuPy compiles on
+        # first use and caches on disk, a second per kernel on a fresh machine -- so the
+        # timed run measures the study, not the compiler (a tiny grid left some cold).
+        n_warm = min(3000, Xtr.shape[0])
+        timed_sweep(Xtr[:n_warm], ytr[:n_warm], Xte[:500], yte[:500], config)
+        notes.append(f"after a warm-up study with the same grids on {n_warm} / 500 images (not timed)")
     else:
         config = tiny_config()
         notes.append("dry run: a tiny grid (2 folds, raw k 1..10, k 1..5, p in 2, 5, 10, 20)")

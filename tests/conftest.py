@@ -67,6 +67,7 @@ _EVERY = ["numpy", "strict", "strict-device1", "torch", "cupy", "torch-cuda"]
 @pytest.fixture(params=_EVERY)
 def backend(request):
     """Every backend of the contract tests (a :class:`helpers.Backend`)."""
+    import helpers
     from helpers import Backend
 
     name = request.param
@@ -80,10 +81,14 @@ def backend(request):
         import array_api_compat.torch as tx
 
         if name == "torch-cuda":
+            if os.environ.get("GPUKNN_REHEARSE_GPU") == "1":
+                # scripts/gpu_check.sh --rehearse: torch on the CPU stands in for the GPU
+                # backend, so the check's selection ("cupy or torch-cuda") runs its tests.
+                return Backend(name, tx, torch.device("cpu"))
             if not torch.cuda.is_available():
                 pytest.skip("torch backend: no CUDA device")
-            return Backend(name, tx, torch.device("cuda"))
-        return Backend(name, tx, torch.device("cpu"))
+            return Backend(name, tx, helpers.torch_device("cuda"))
+        return Backend(name, tx, helpers.torch_device("cpu"))
     if not _cuda_available():
         pytest.skip("cupy backend: no CUDA device")
     import cupy

@@ -28,6 +28,22 @@ class Backend:
         return self.name
 
 
+def torch_device(kind, index=None):
+    """The ``torch.device`` a tensor made on ``kind`` reports, index included.
+
+    A tensor on CUDA reports ``cuda:0`` (the current device), and ``torch.device("cuda")``
+    compares unequal to it; a backend must name the device its arrays will report, or every
+    device check fails. CPU tensors report ``cpu``, without an index.
+    """
+    import torch
+
+    if kind == "cpu":
+        return torch.device("cpu")
+    if index is None:
+        index = torch.cuda.current_device()
+    return torch.device(kind, index)
+
+
 def host(a):
     """Host NumPy copy of an array of any backend or device (strict's second device too)."""
     from gpuknn._backend import to_numpy

@@ -90,6 +90,21 @@ def test_working_memory_and_oom_detection(monkeypatch):
     assert not is_out_of_memory(ValueError("bad"))
 
 
+def test_working_memory_variable_caps_the_gpu_default(monkeypatch):
+    # Four test workers on one GPU each planned with half of what was free: the variable
+    # (set by scripts/gpu_check.sh) caps the device default, and never raises it.
+    import gpuknn._backend as backend
+
+    xp = array_namespace(np.zeros(1))
+    monkeypatch.setattr(backend, "free_device_memory", lambda xp: 40 << 30)
+    monkeypatch.delenv("GPUKNN_WORKING_MEMORY", raising=False)
+    assert default_working_memory(xp) == 20 << 30
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(4 << 30))
+    assert default_working_memory(xp) == 4 << 30
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(64 << 30))
+    assert default_working_memory(xp) == 20 << 30
+
+
 def test_check_int_refuses_bools_and_floats():
     """Issue 18: True is no count, nor is 2.0 (k grids, n_neighbors, ...)."""
     from gpuknn._backend import check_int

@@ -4,29 +4,36 @@ import numpy as np
 import pytest
 from helpers import assert_xp, host
 
-from gpuknn._delegation import dot64, matmul_unit_roundoff, sqdist64, take_rows
+from gpuknn._delegation import dot64, matmul_unit_roundoff, sqdist64, sum64, take_rows
 
 
 @pytest.mark.parametrize("d", [3, 100, 784, 8193, 20000])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_pair_arithmetic_depends_on_the_pair_alone(backend, d, dtype):
-    # The same two rows at every position of batches of several shapes give the same bits:
-    # what makes exact duplicates tie wherever they are searched.
+    # The same two rows at every position of batches of many sizes and shapes give the same
+    # bits: what makes exact duplicates tie wherever they are searched. Batches up to a few
+    # thousand rows, because torch's CUDA reductions change their order with the number of
+    # rows reduced at once (a sum over a few rows splits each row across threads).
     rng = np.random.default_rng(d)
     r = (rng.normal(size=d) * 100 + 5).astype(dtype)
     q = rng.normal(size=d)
-    seen_dot, seen_sq = set(), set()
-    for n in (1, 5, 17, 64):
-        rows = backend.asarray(np.repeat(r[None, :], n, axis=0))
-        rows3 = backend.asarray(np.repeat(r[None, None, :], 2 * n, axis=0).reshape(2, n, d))
-        qb = backend.asarray(q)
-        for out in (dot64(rows, qb), dot64(rows3, qb[None, None, :])):
-            seen_dot.update(host(out).ravel().tolist())
-        for out in (sqdist64(rows, qb), sqdist64(rows3, qb[None, None, :])):
-            seen_sq.update(host(out).ravel().tolist())
-    assert len(seen_dot) == 1 and len(seen_sq) == 1
+    qb = backend.asarray(q)
+    seen_dot, seen_sq, seen_sum = set(), set(), set()
+    for n in sorted({1, 5, 17, 64, 1000, min(5000, 1_500_000 // d)}):
+        batch = (rng.normal(size=(n, d)) * 100).astype(dtype)
+        at = sorted({0, n // 2, n - 1})
+        batch[at] = r
+        rows = backend.asarray(batch)
+        rows3 = backend.asarray(np.repeat(batch[None], 2, axis=0))
+        for out in (dot64(rows, qb), dot64(rows3, qb[None, None, :])[1, ...]):
+            seen_dot.update(host(out)[at].tolist())
+        for out in (sqdist64(rows, qb), sqdist64(rows3, qb[None, None, :])[0, ...]):
+            seen_sq.update(host(out)[at].tolist())
+        seen_sum.update(host(sum64(rows))[at].tolist())
+    assert len(seen_dot) == 1 and len(seen_sq) == 1 and len(seen_sum) == 1
     np.testing.assert_allclose(seen_dot.pop(), r.astype(np.float64) @ q, rtol=1e-12)
     np.testing.assert_allclose(seen_sq.pop(), ((r.astype(np.float64) - q) ** 2).sum(), rtol=1e-12)
+    np.testing.assert_allclose(seen_sum.pop(), r.astype(np.float64).sum(), rtol=1e-12)
 
 
 def test_pair_arithmetic_shapes_and_dtype(backend):
@@ -45,8 +52,9 @@ def test_take_rows_of_a_column_slice(backend):
 
 def test_matmul_unit_roundoff(backend, monkeypatch):
     xp = backend.xp
-    assert matmul_unit_roundoff(xp.float64, xp) == (2.0**-53, 2.0**-1075)
-    assert matmul_unit_roundoff(xp.float32, xp)[0] == 2.0**-24
+    dev = backend.device
+    assert matmul_unit_roundoff(xp.float64, xp, dev) == (2.0**-53, 2.0**-1075)
+    assert matmul_unit_roundoff(xp.float32, xp, dev)[0] == 2.0**-24
     if backend.name.startswith("torch"):
         import torch
 
@@ -58,6 +66,80 @@ def test_matmul_unit_roundoff(backend, monkeypatch):
             assert matmul_unit_roundoff(xp.float32, xp)[0] == 2.0**-8
         finally:
             torch.set_float32_matmul_precision(old)
+
+
+@pytest.fixture
+def torch_fp32_switches():
+    """torch's new per-backend float32 matmul switches, put back as they were (once they are
+    used, torch's old getters raise until every switch is back to "none")."""
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch.backends.cuda.matmul, "fp32_precision"):
+        pytest.skip(f"torch {torch.__version__} has no fp32_precision switches")
+    switches = [torch.backends, torch.backends.cuda.matmul, torch.backends.mkldnn.matmul]
+    saved = [s.fp32_precision for s in switches]
+    yield torch
+    for s, v in zip(switches, saved, strict=True):
+        s.fp32_precision = v
+
+
+def test_tf32_through_torchs_new_switch_is_read_not_crashed_on(torch_fp32_switches):
+    # torch.backends.cuda.matmul.fp32_precision = "tf32" makes the old getters raise
+    # RuntimeError ("mix of the legacy and new APIs"): every float32 torch search crashed.
+    torch = torch_fp32_switches
+    import array_api_compat.torch as tx
+
+    import gpuknn
+
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    with pytest.raises(RuntimeError):
+        torch.get_float32_matmul_precision()  # the old getter this used to call
+    assert matmul_unit_roundoff(tx.float32, tx, torch.device("cuda", 0))[0] == 2.0**-11
+    assert matmul_unit_roundoff(tx.float32, tx, torch.device("cpu"))[0] == 2.0**-24
+    assert matmul_unit_roundoff(tx.float32, tx)[0] == 2.0**-11  # device unknown: the looser
+    Q, R = torch.randn(3, 4, generator=torch.Generator().manual_seed(0)), torch.randn(50, 4)
+    d, idx = gpuknn.kneighbors(Q, R, 2)
+    ref = np.argsort(((Q.numpy()[:, None, :] - R.numpy()[None]) ** 2).sum(-1), axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(idx.numpy(), ref)
+
+    # "none" defers to the global switch; the CPU's own switch can ask for bfloat16.
+    torch.backends.cuda.matmul.fp32_precision = "none"
+    torch.backends.fp32_precision = "tf32"
+    assert matmul_unit_roundoff(tx.float32, tx, torch.device("cuda", 0))[0] == 2.0**-11
+    torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+    assert matmul_unit_roundoff(tx.float32, tx, torch.device("cpu"))[0] == 2.0**-8
+    assert matmul_unit_roundoff(tx.float64, tx, torch.device("cpu"))[0] == 2.0**-53
+
+
+def test_an_unreadable_tf32_switch_gives_the_loosest_bound(torch_fp32_switches, monkeypatch):
+    torch = torch_fp32_switches
+    import array_api_compat.torch as tx
+
+    class Broken:
+        @property
+        def fp32_precision(self):
+            raise RuntimeError("cannot read")
+
+    monkeypatch.setattr(torch.backends.cuda, "matmul", Broken())
+    assert matmul_unit_roundoff(tx.float32, tx, torch.device("cuda", 0))[0] == 2.0**-8
+
+
+def test_cupy_compute_type_is_read_on_every_call(backend):
+    # CuPy reads CUPY_TF32 once, at its first GEMM, and set_compute_type overrides it: the
+    # bound must follow the compute type CuPy will use, not the variable.
+    if backend.name != "cupy":
+        pytest.skip("CuPy only")
+    import cupy
+    from cupy._core import _routines_linalg as linalg
+
+    xp = backend.xp
+    old = linalg.get_compute_type(cupy.float32)
+    try:
+        linalg.set_compute_type(cupy.float32, linalg.COMPUTE_TYPE_TF32)
+        assert matmul_unit_roundoff(xp.float32, xp)[0] == 2.0**-11
+        linalg.set_compute_type(cupy.float32, linalg.COMPUTE_TYPE_DEFAULT)
+        assert matmul_unit_roundoff(xp.float32, xp)[0] == 2.0**-24
+    finally:
+        linalg.set_compute_type(cupy.float32, old)
 
 
 def test_kth_largest_order_rows_and_bincount(backend):

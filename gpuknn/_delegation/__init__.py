@@ -5,7 +5,8 @@ namespace and device. The generic branch is the definition; a native branch may 
 faster, never different in what it promises (each promise is tested on every backend).
 
 * :func:`dot64` and :func:`sqdist64` are the **canonical pair arithmetic** of the exact
-  re-rank (:mod:`gpuknn.ops.exact`): float64 dot products and squared distances, reduced
+  re-rank (:mod:`gpuknn.ops.exact`): float64 dot products, squared distances and sums
+  (:func:`sum64`), reduced
   along the last axis, whose value for one pair of rows depends on those two rows alone —
   not on where the pair sits in a batch, how big the batch is, nor on the thread count.
   That is what makes exact duplicates tie bit for bit wherever they are searched. GEMM and
@@ -21,7 +22,7 @@ in-place tile updates) and :mod:`.device` (the device scope of entry points, spa
 
 from __future__ import annotations
 
-from .arithmetic import dot64, matmul_unit_roundoff, sqdist64, symmetric_eigh
+from .arithmetic import dot64, matmul_unit_roundoff, sqdist64, sum64, symmetric_eigh
 from .arrays import bincount, kth_largest, mask_counts, order_rows, take_rows
 from .device import csr_matrix, device_scope, on_input_device
 from .tiles import add_outer, gram_accumulate, scale_columns
@@ -29,6 +30,7 @@ from .tiles import add_outer, gram_accumulate, scale_columns
 __all__ = [
     "dot64",
     "sqdist64",
+    "sum64",
     "matmul_unit_roundoff",
     "symmetric_eigh",
     "take_rows",

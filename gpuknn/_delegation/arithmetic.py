@@ -10,7 +10,7 @@ from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_nam
 
 from .._backend import array_namespace
 
-__all__ = ["dot64", "sqdist64", "matmul_unit_roundoff", "symmetric_eigh"]
+__all__ = ["dot64", "sqdist64", "sum64", "matmul_unit_roundoff", "symmetric_eigh"]
 
 
 def dot64(a: Any, b: Any) -> Any:
@@ -26,7 +26,9 @@ def dot64(a: Any, b: Any) -> Any:
 
     Notes
     -----
-    Generic: ``sum(a64 * b64, axis=-1)``. NumPy: ``einsum`` casting float32 operands in its
+    Generic: ``sum(a64 * b64, axis=-1)``. torch: the same products summed by
+    :func:`sum64`'s fixed tree (torch's CUDA reductions change their order with the number
+    of outputs, so ``torch.sum`` would give one pair other bits in another batch). NumPy: ``einsum`` casting float32 operands in its
     buffered loop (no float64 copy of ``a``: 2x faster on gathered float32 rows) and
     ``vecdot`` (BLAS ``ddot``, one call per pair) for float64 operands.
 
@@ -44,7 +46,7 @@ def dot64(a: Any, b: Any) -> Any:
         if a.dtype == np.float64 and b.dtype == np.float64:
             return np.vecdot(a, b)
         return np.einsum("...d,...d->...", a, b, dtype=np.float64)
-    return xp.sum(xp.astype(a, xp.float64) * xp.astype(b, xp.float64), axis=-1)
+    return _sum_last(xp.astype(a, xp.float64) * xp.astype(b, xp.float64), xp)
 
 
 def sqdist64(a: Any, b: Any) -> Any:
@@ -66,17 +68,76 @@ def sqdist64(a: Any, b: Any) -> Any:
         diff = np.subtract(a, b, dtype=np.float64)
         return np.vecdot(diff, diff)
     diff = xp.astype(a, xp.float64) - xp.astype(b, xp.float64)
-    return xp.sum(diff * diff, axis=-1)
+    return _sum_last(diff * diff, xp)
 
 
-def matmul_unit_roundoff(dtype: Any, xp: Any) -> tuple[float, float]:
+def sum64(x: Any) -> Any:
+    """Float64 sums of ``x`` along the last axis, each a function of its own row alone.
+
+    Parameters
+    ----------
+    x : array of shape ``(..., d)``, float32 or float64
+
+    Returns
+    -------
+    float64 array of shape ``(...)``
+
+    Notes
+    -----
+    Generic: ``sum(x64, axis=-1)`` (NumPy's pairwise sum and CuPy's reduction order depend
+    on the row length alone). torch: a pairwise tree of elementwise adds, halving the last
+    axis ``ceil(log2 d)`` times -- elementwise kernels round each entry alike whatever the
+    shape, while ``torch.sum`` on CUDA splits a row differently with the number of rows
+    reduced at once. ``ceil(log2 d)`` launches instead of one; the pairwise error bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sum64(np.array([[1.0, 2.0, 3.0]], dtype=np.float32))
+    array([6.])
+    """
+    xp = array_namespace(x)
+    return _sum_last(xp.astype(x, xp.float64), xp)
+
+
+def _sum_last(x: Any, xp: Any) -> Any:
+    """Sum of float64 ``x`` along the last axis, in an order fixed by its length alone."""
+    if not is_torch_namespace(xp) or x.shape[-1] == 0:
+        return xp.sum(x, axis=-1)
+    while x.shape[-1] > 1:
+        d = x.shape[-1]
+        h = d // 2
+        head = x[..., :h] + x[..., h : 2 * h]
+        # An odd length carries its last entry to the next level unchanged.
+        x = xp.concat([head, x[..., 2 * h :]], axis=-1) if d % 2 else head
+    return x[..., 0]
+
+
+def matmul_unit_roundoff(dtype: Any, xp: Any, device: Any = None) -> tuple[float, float]:
     """``(u, eta)`` of a GEMM in ``dtype`` on namespace ``xp``: unit roundoff and half the
     smallest subnormal, as the certified bounds of :mod:`gpuknn.ops.certify` need them.
 
     float64: ``(2**-53, 2**-1075)``; float32: ``(2**-24, 2**-150)``, except where the
-    namespace may run float32 products in TF32 (10-bit mantissas: ``u = 2**-11``) -- CuPy
-    with ``CUPY_TF32=1``, torch with TF32 matmuls allowed or a float32 matmul precision
-    other than ``"highest"`` (bfloat16 passes: ``u = 2**-8``).
+    library may run float32 products with shorter mantissas: TF32 (10 bits, ``u = 2**-11``)
+    or bfloat16 (``u = 2**-8``). The switch is read where the library itself reads it, on
+    every call (a certified bound that assumed FP32 while TF32 ran would be a wrong answer):
+
+    * CuPy: its float32 compute type (``cupy._core``'s ``get_compute_type``), which CuPy
+      fixes from ``CUPY_TF32`` at its first use and ``set_compute_type`` can change later;
+    * torch: the new per-backend switch (``torch.backends.cuda.matmul.fp32_precision`` for
+      CUDA tensors, ``torch.backends.mkldnn.matmul.fp32_precision`` for CPU ones, ``"none"``
+      deferring to ``torch.backends.fp32_precision``) where this torch has it -- the old
+      getters raise once the new switch was used -- else the old ones
+      (``get_float32_matmul_precision``, ``backends.cuda.matmul.allow_tf32``).
+
+    A switch that cannot be read gives the bfloat16 bound: looser, never wrong.
+
+    Parameters
+    ----------
+    dtype : the GEMM's dtype (of ``xp``)
+    xp : array namespace
+    device : the operands' device, optional
+        For torch: which backend's switch applies; None takes the looser of CPU and CUDA.
 
     Examples
     --------
@@ -88,19 +149,52 @@ def matmul_unit_roundoff(dtype: Any, xp: Any) -> tuple[float, float]:
         return 2.0**-53, 2.0**-1075
     u = 2.0**-24
     if is_cupy_namespace(xp):
-        import os  # noqa: PLC0415
-
-        if os.environ.get("CUPY_TF32", "0") != "0":
-            u = 2.0**-11
+        u = _cupy_float32_roundoff()
     elif is_torch_namespace(xp):
-        import torch  # noqa: PLC0415 - only reached with torch tensors in hand
-
-        precision = torch.get_float32_matmul_precision()
-        if precision == "medium":
-            u = 2.0**-8
-        elif precision == "high" or torch.backends.cuda.matmul.allow_tf32:
-            u = 2.0**-11
+        kind = getattr(device, "type", None)
+        kinds = ("cpu", "cuda") if kind is None else (kind,)
+        u = max(_torch_float32_roundoff(k) for k in kinds)
     return u, 2.0**-150
+
+
+# Unit roundoff of a float32 product by the mantissa its inputs are rounded to.
+_U_FP32, _U_TF32, _U_BF16 = 2.0**-24, 2.0**-11, 2.0**-8
+_TORCH_PRECISION = {"ieee": _U_FP32, "tf32": _U_TF32, "bf16": _U_BF16}
+
+
+def _cupy_float32_roundoff() -> float:
+    try:
+        import numpy as np  # noqa: PLC0415
+        from cupy._core import _routines_linalg as linalg  # noqa: PLC0415 - CuPy in hand
+
+        kind = int(linalg.get_compute_type(np.float32))
+    except Exception:  # noqa: BLE001 - a CuPy without the getter: assume the worst
+        return _U_BF16
+    # cupy/_core/_routines_linalg.pxd: FP16 = 3, BF16 = 6, TF32 = 7 (DEFAULT, PEDANTIC and
+    # FP32 keep float32's mantissa).
+    short = {3: _U_TF32, 6: _U_BF16, 7: _U_TF32}
+    return short.get(kind, _U_FP32)
+
+
+def _torch_float32_roundoff(device_type: str) -> float:
+    import torch  # noqa: PLC0415 - only reached with torch tensors in hand
+
+    try:
+        backends = torch.backends
+        switch = backends.cuda.matmul if device_type == "cuda" else backends.mkldnn.matmul
+        precision = getattr(switch, "fp32_precision", None)
+        if precision is not None:  # torch >= 2.9: the new switch, set or inherited
+            if precision == "none":
+                precision = getattr(backends, "fp32_precision", "none")
+            return _TORCH_PRECISION.get(precision, _U_FP32 if precision == "none" else _U_BF16)
+        legacy = torch.get_float32_matmul_precision()
+        if legacy == "medium":
+            return _U_BF16
+        if legacy == "high" or (device_type == "cuda" and backends.cuda.matmul.allow_tf32):
+            return _U_TF32
+        return _U_FP32
+    except Exception:  # noqa: BLE001 - an unreadable switch: the loosest bound
+        return _U_BF16
 
 
 def symmetric_eigh(C: Any) -> tuple[Any, Any]:

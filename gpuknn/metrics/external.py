@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
 from ._labels import _counts2d, _encode
@@ -60,9 +62,12 @@ def contingency_matrix(labels_true: Any, labels_pred: Any) -> Any:
     if t.shape[0] == 0:
         raise InvalidInputError("labels_true and labels_pred are empty")
     if type(t) is not type(p):
-        from .._backend import from_numpy, to_numpy  # noqa: PLC0415 - mixed host/xp input
+        from .._backend import array_namespace, device_of, from_numpy, to_numpy  # noqa: PLC0415 - mixed host/xp input
 
-        t, p = from_numpy(to_numpy(t), xp), from_numpy(to_numpy(p), xp)
+        # host labels (NumPy codes) meet an array: both go to the array's namespace and device
+        base = p if isinstance(t, np.ndarray) else t
+        xp, dev = array_namespace(base), device_of(base)
+        t, p = (a if type(a) is type(base) else from_numpy(to_numpy(a), xp, device=dev) for a in (t, p))
     return _counts2d(t, p, int(ct.shape[0]), int(cp.shape[0]), xp)
 
 

@@ -204,7 +204,8 @@ def average_precision_score(y_true: Any, y_score: Any, *, average: str | None = 
     if ndim == 2:  # multilabel indicator
         if pos_label != 1:
             raise InvalidInputError(f"pos_label is fixed to 1 for a multilabel y_true, got {pos_label!r}")
-        Y = _to(from_numpy(np.asarray(y_true), xp) if isinstance(y_true, (list, tuple)) else y_true, xp, dev)
+        Y = from_numpy(np.asarray(y_true), xp, device=dev) if isinstance(y_true, (list, tuple)) else y_true
+        Y = _to(Y, xp, dev)  # a host-encoded or other-device array: to the scores' device
         if not bool(xp.all((Y == 0) | (Y == 1))):
             raise InvalidInputError("a 2-D y_true must be a 0/1 indicator matrix")
         Y = xp.astype(Y, xp.float64)

@@ -22,14 +22,16 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, to_numpy
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
+from ._labels import UndefinedMetricWarning, _common_device, _device, _encode, _is_host_nonnumeric
 
 __all__ = ["roc_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
 
 
-def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score") -> Any:
+def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score", device: Any = None) -> Any:
+    """``s`` as a finite floating array of ``xp``; host lists go on ``device`` (the other
+    inputs' device: the namespace's default may be another one, e.g. the CPU for torch)."""
     if isinstance(s, (list, tuple)):
-        s = from_numpy(np.asarray(s, dtype=np.float64), xp)
+        s = from_numpy(np.asarray(s, dtype=np.float64), xp, device=device)
     if s.ndim != ndim:
         raise InvalidInputError(f"{name} must be {ndim}-D, got shape {tuple(s.shape)}")
     if not xp.isdtype(s.dtype, "real floating"):
@@ -39,8 +41,9 @@ def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score") -> Any:
     return s
 
 
-def _binary_target(y_true: Any, pos_label: Any, xp: Any) -> Any:
-    """y_true as a float64 0/1 vector of ``xp`` (1 = positive)."""
+def _binary_target(y_true: Any, pos_label: Any, xp: Any, device: Any = None) -> Any:
+    """y_true as a float64 0/1 vector of ``xp`` (1 = positive); host labels go on ``device``
+    (the scores' device)."""
     if _is_host_nonnumeric(y_true):
         y = np.asarray(to_numpy(y_true))
         classes = np.unique(y)
@@ -48,9 +51,9 @@ def _binary_target(y_true: Any, pos_label: Any, xp: Any) -> Any:
             raise InvalidInputError(f"pos_label is needed for non-numeric labels {classes.tolist()}")
         if classes.size > 2:
             raise InvalidInputError(f"y_true must be binary, got classes {classes.tolist()}")
-        return from_numpy((y == pos_label).astype(np.float64), xp)
+        return from_numpy((y == pos_label).astype(np.float64), xp, device=device)
     if isinstance(y_true, (list, tuple)):
-        y_true = from_numpy(np.asarray(y_true), xp)
+        y_true = from_numpy(np.asarray(y_true), xp, device=device)
     if y_true.ndim != 1:
         raise InvalidInputError(f"y_true must be 1-D, got shape {tuple(y_true.shape)}")
     classes = to_numpy(xp.unique_values(y_true))
@@ -114,8 +117,8 @@ def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any,
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
     xp = array_namespace(y_score) if not isinstance(y_score, (list, tuple)) else array_namespace(y_true)
-    s = _check_scores(y_score, xp, 1)
-    y = _binary_target(y_true, pos_label, xp)
+    s = _check_scores(y_score, xp, 1, device=_common_device([y_score, y_true]))
+    y = _binary_target(y_true, pos_label, xp, _device(s))
     if y.shape[0] != s.shape[0]:
         raise InvalidInputError(f"y_true and y_score have different lengths: {y.shape[0]} and {s.shape[0]}")
     if y.shape[0] == 0:
@@ -188,16 +191,16 @@ def roc_auc_score(
         raise InvalidInputError(f"average must be 'macro' or 'weighted', got {average!r}")
     xp = array_namespace(y_score) if not isinstance(y_score, (list, tuple)) else array_namespace(y_true)
     ndim = 1 if isinstance(y_score, (list, tuple)) and np.ndim(y_score) == 1 else getattr(y_score, "ndim", 2)
-    s = _check_scores(y_score, xp, 2 if ndim == 2 else 1)
+    s = _check_scores(y_score, xp, 2 if ndim == 2 else 1, device=_common_device([y_score, y_true]))
     if ndim == 1:
         if _is_host_nonnumeric(y_true):
             classes = np.unique(np.asarray(to_numpy(y_true)))
         else:
-            yt = from_numpy(np.asarray(y_true), xp) if isinstance(y_true, (list, tuple)) else y_true
+            yt = from_numpy(np.asarray(y_true), xp, device=_device(s)) if isinstance(y_true, (list, tuple)) else y_true
             classes = to_numpy(xp.unique_values(yt))  # C values only
         if classes.size > 2:
             raise InvalidInputError(f"y_true has {classes.size} classes: pass (n, C) scores and multi_class")
-        y = _binary_target(y_true, classes[-1] if classes.size else None, xp)
+        y = _binary_target(y_true, classes[-1] if classes.size else None, xp, _device(s))
         if y.shape[0] != s.shape[0] or s.shape[0] == 0:
             raise InvalidInputError(
                 f"y_true and y_score have different lengths (or none): {y.shape[0]} and {s.shape[0]}"
@@ -285,7 +288,8 @@ def borda_rank(scores_list: Any) -> Any:
         if not rows:
             raise InvalidInputError("scores_list is empty")
         xp = array_namespace(*[r for r in rows if hasattr(r, "shape")])
-    rows = [_check_scores(r, xp, 1, name=f"scores_list[{i}]") for i, r in enumerate(rows)]
+    dev = _common_device(rows)  # host rows join the array rows' device
+    rows = [_check_scores(r, xp, 1, name=f"scores_list[{i}]", device=dev) for i, r in enumerate(rows)]
     n = int(rows[0].shape[0])
     if n == 0 or any(int(r.shape[0]) != n for r in rows):
         raise InvalidInputError(
@@ -351,7 +355,7 @@ def roc_convex_hull(fpr: Any, tpr: Any) -> tuple[Any, Any, Any]:
             hull.pop()  # a is below or on the segment o-j: not a vertex
         hull.append(j)
     h = np.asarray(hull)
-    dev = _device(fpr)
+    dev = _common_device([fpr, tpr])  # lists have no device: the array argument's
     return (
         from_numpy(xs[h], xp, device=dev),
         from_numpy(ys[h], xp, device=dev),

@@ -119,7 +119,7 @@ def neighbors_for_p_sweep(
     cap = preferred_tile_bytes(xp)
     cols = n_tr if cap is None else max(1, min(n_tr, cap // (rows * itemsize)))
     kk = min(n_tr, k_max + candidate_margin(k_max))
-    u, eta = matmul_unit_roundoff(Z_train.dtype, xp)
+    u, eta = matmul_unit_roundoff(Z_train.dtype, xp, device_of(Z_train))
     r_sum, r_n2 = prefix_stats(Z_train, ps)
     q_sum, _ = prefix_stats(Z_test, ps)
     refs = list(references) if references is not None else [prefix_reference(Z_train, p, metric) for p in ps]

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._backend import array_namespace
+from .._backend import array_namespace, device_of
 
 __all__ = ["gamma", "tile_error_bound", "reference_bound", "to_tile_units", "certified", "key_rounding", "U64"]
 
@@ -63,7 +63,7 @@ def reference_bound(ref: Any, q_norm: Any, q_stats: Any, dtype: Any) -> Any:
     from .._delegation import matmul_unit_roundoff  # noqa: PLC0415 - _delegation is heavier
     from .exact import row_kappa  # noqa: PLC0415 - exact imports this module's constants
 
-    u, eta = matmul_unit_roundoff(dtype, array_namespace(q_norm))
+    u, eta = matmul_unit_roundoff(dtype, array_namespace(q_norm), device_of(q_norm))
     return tile_error_bound(
         ref.metric,
         q_norm,

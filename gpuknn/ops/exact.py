@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .._backend import array_namespace, device_of
-from .._delegation import dot64, sqdist64, take_rows
+from .._delegation import dot64, sqdist64, sum64, take_rows
 from .rows import replace_rows
 
 __all__ = ["RowStats", "row_stats", "exact_keys", "keys_to_distances", "distance_interval", "EXACT_BLOCK_BYTES"]
@@ -181,7 +181,7 @@ def exact_keys(
         if metric == "correlation":
             q64 = xp.astype(q, xp.float64)
             q64 = q64 - q_stats.mean[r0:r1, None]
-            dots = dot64(rows, q64[:, None, :]) - _take(ref_stats.mean, idx, xp) * xp.sum(q64, axis=1)[:, None]
+            dots = dot64(rows, q64[:, None, :]) - _take(ref_stats.mean, idx, xp) * sum64(q64)[:, None]
         else:
             dots = dot64(rows, q[:, None, :])
         if metric in ("cosine", "correlation"):

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+import array_api_compat
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, validate_matrix
+from .._backend import array_namespace, device_of, from_numpy, validate_matrix
 from ..errors import InvalidInputError
 from ..model_selection.journal import Journal
 from ..model_selection.runner import get_runner, task_working_memory
@@ -175,8 +176,10 @@ def run_sweep(
     cb = callback or _noop
     metrics = check_config(config)
     xp = array_namespace(X_train, X_test)
-    X_train = validate_matrix(X_train, xp, name="X_train")
-    X_test = validate_matrix(X_test, xp, name="X_test", dtype=X_train.dtype)
+    # host matrices (lists, DataFrames) join the array one's device: xp's default may differ
+    dev = next((device_of(a) for a in (X_train, X_test) if array_api_compat.is_array_api_obj(a)), None)
+    X_train = validate_matrix(X_train, xp, name="X_train", device=dev)
+    X_test = validate_matrix(X_test, xp, name="X_test", dtype=X_train.dtype, device=dev)
     if X_train.shape[1] != X_test.shape[1]:
         raise InvalidInputError(f"X_train has {X_train.shape[1]} features, X_test {X_test.shape[1]}")
     classes, ytr = np.unique(host_labels(y_train), return_inverse=True)
@@ -194,7 +197,7 @@ def run_sweep(
     ks_raw = check_grid(config.ks_raw, name="k", upper=min_train)
     ks = check_grid(config.ks, name="k", upper=min_train)
     ps = check_grid(config.ps, name="p", upper=min(X_train.shape[1], min_train))
-    y_dev = from_numpy(ytr, xp)
+    y_dev = from_numpy(ytr, xp, device=device_of(X_train))  # the class codes go where X_train is
     runner = get_runner(client)
     # on a cluster the tasks get a working_memory resolved here (the journal keeps config's)
     task_config = replace(config, working_memory=task_working_memory(runner, config.working_memory))
