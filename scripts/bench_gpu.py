@@ -772,6 +772,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="start no part after S seconds (the parts still to run are skipped)",
     )
     ap.add_argument("--data-dir", default=None, help="directory with the Fashion-MNIST IDX files")
+    ap.add_argument(
+        "--parts",
+        default=None,
+        metavar="P,Q",
+        help=f"run only these parts (comma-separated, of: {', '.join(PARTS)}); the others are skipped",
+    )
     return ap.parse_args(argv)
 
 
@@ -817,6 +823,11 @@ def main(argv: list[str] | None = None) -> int:
     from gpuknn.errors import GpuknnError
 
     args = parse_args(argv)
+    wanted = list(PARTS) if args.parts is None else [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = sorted(set(wanted) - set(PARTS))
+    if unknown or not wanted:
+        print(f"bench_gpu.py: --parts: unknown part(s) {unknown}; expected some of {list(PARTS)}", file=sys.stderr)
+        return 2
     start = time.perf_counter()
     deadline = None if args.budget is None else start + args.budget
     out = Path(args.out)
@@ -833,6 +844,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"data: {ctx.data['source']} (loaded in {ctx.data['load_seconds']:.1f} s, excluded)", flush=True)
     with host_threads(ctx):
         for name in PARTS:
+            if name not in wanted:
+                ctx.report["parts"][name].update(status="skipped", notes=["not asked for (--parts)"])
+                continue
             run_part(ctx, name, deadline)
             print_part(name, ctx.report["parts"][name])
             write_reports(out, ctx.report)

@@ -59,6 +59,13 @@ if [ "$WORKERS" -gt 4 ]; then
   WORKERS=4 # every worker holds a CUDA context and a share of the one GPU's memory
 fi
 MIN_OTHER=${GPUKNN_CHECK_MIN_OTHER:-30} # the other tests run only with this much left
+# A rerun after a fix needs less: GPUKNN_CHECK_TESTS names the test files of the GPU step
+# (default: all of tests/), GPUKNN_CHECK_BENCH_PARTS the benchmark's parts (default: all).
+read -r -a TEST_PATHS <<<"${GPUKNN_CHECK_TESTS:-tests}"
+BENCH_PARTS=()
+if [ -n "${GPUKNN_CHECK_BENCH_PARTS:-}" ]; then
+  BENCH_PARTS=(--parts "$GPUKNN_CHECK_BENCH_PARTS")
+fi
 
 # The GPU tests are the backend fixture's "cupy" and "torch-cuda" ids (tests/conftest.py).
 GPU_TESTS='cupy or torch-cuda'
@@ -234,7 +241,7 @@ else
   BENCH_ARGS=(--device gpu)
 fi
 run_step bench timeout --kill-after="$GRACE" "$BENCH_BUDGET" \
-  python3 scripts/bench_gpu.py --out "$OUTDIR" "${BENCH_ARGS[@]}" --budget $((BENCH_BUDGET * 3 / 4))
+  python3 scripts/bench_gpu.py --out "$OUTDIR" "${BENCH_ARGS[@]}" "${BENCH_PARTS[@]}" --budget $((BENCH_BUDGET * 3 / 4))
 record bench "$([ $STEP_RC = 0 ] && echo ok || echo FAIL)" "(gpu_report.md)"
 
 # Each worker gets an equal share of a third of the GPU's memory as its working memory
@@ -247,7 +254,7 @@ budget=$SUITE_BUDGET
 left=$(($(remaining) - GRACE))
 [ "$left" -lt "$budget" ] && budget=$left
 if [ "$budget" -gt 0 ]; then
-  run_step gpu-tests timed_pytest "$budget" -n "$WORKERS" -k "$GPU_TESTS" tests
+  run_step gpu-tests timed_pytest "$budget" -n "$WORKERS" -k "$GPU_TESTS" "${TEST_PATHS[@]}"
   status=$(pytest_status "$OUTDIR/gpu-tests.log" "$STEP_RC")
   tally=$(pytest_tally "$OUTDIR/gpu-tests.log")
   if [ $REHEARSE = 0 ] && [ "$status" != FAIL ] && ! grep -Eq '[0-9]+ passed' "$OUTDIR/gpu-tests.log"; then

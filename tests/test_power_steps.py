@@ -215,3 +215,33 @@ def test_float64_growth_known_at_extreme_scales(xp, to_xp, scale, monkeypatch):
     r1 = power_method(to_xp(C), tol=1e-10, random_state=0)
     assert len(calls) == 2 and r.n_iter == r1.n_iter  # one careful block per run
     assert float(r.eigenvalue) / scale == pytest.approx(100.0, rel=1e-12)
+
+
+def test_tiny_matrices_are_scaled_up_exactly_first(xp, to_xp, monkeypatch):
+    """A GPU's matrix products flush subnormal numbers to zero (an H200 returned eigenvalue
+    0 and a random "converged" vector for this matrix): entries far below 1 are scaled by a
+    power of two before any product, so the run is bit for bit that of the scaled matrix."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(12, 12))
+    C = (A @ A.T / 12).astype(np.float32)
+    e = 140  # C * 2^-140 has subnormal float32 entries
+    tiny = (C.astype(np.float64) * 2.0**-e).astype(np.float32)
+    assert np.abs(tiny).max() < 2.0**-126 * 2**20 and np.any(np.abs(tiny[tiny != 0]) < 2.0**-126)
+    import gpuknn.linalg.power as pw
+
+    seen = []
+    iterate = pw._iterate
+    monkeypatch.setattr(
+        pw, "_iterate", lambda B, *a, **k: seen.append(float(np.abs(to_numpy(B)).max())) or iterate(B, *a, **k)
+    )
+    r = power_method(to_xp(tiny), random_state=0, tol=1e-5)
+    assert len(seen) == 1 and 1.0 <= seen[0] < 2.0  # every product sees normal numbers
+    power_method(to_xp(C), random_state=0, tol=1e-5)
+    assert seen[1] == float(np.abs(C).max())  # the ordinary range is left as it is
+    # the same matrix, scaled by the power of two _prescale picks (largest entry in [1, 2))
+    k = -int(np.floor(np.log2(np.abs(tiny).max())))
+    big = (tiny.astype(np.float64) * 2.0**k).astype(np.float32)
+    r_big = power_method(to_xp(big), random_state=0, tol=1e-5)
+    assert r.converged and r.n_iter == r_big.n_iter
+    np.testing.assert_array_equal(to_numpy(r.eigenvector), to_numpy(r_big.eigenvector))
+    assert float(r.eigenvalue) == float(np.float32(float(r_big.eigenvalue) * 2.0**-k))

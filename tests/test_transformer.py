@@ -33,6 +33,10 @@ def test_transformer_feeds_isomap_in_a_pipeline(backend):
     from sklearn.manifold import Isomap
     from sklearn.pipeline import make_pipeline
 
+    if backend.name == "cupy":
+        # The graph of CuPy input is a cupyx CSR matrix on the GPU (outputs stay on the
+        # input's device); scikit-learn's Isomap reads host arrays only.
+        pytest.skip("scikit-learn's Isomap takes no cupyx sparse matrix")
     X, _ = _data(4, n=150, d=5)
     pipe = make_pipeline(
         KNeighborsTransformer(n_neighbors=6, mode="distance"),

@@ -26,9 +26,10 @@ def dot64(a: Any, b: Any) -> Any:
 
     Notes
     -----
-    Generic: ``sum(a64 * b64, axis=-1)``. torch: the same products summed by
-    :func:`sum64`'s fixed tree (torch's CUDA reductions change their order with the number
-    of outputs, so ``torch.sum`` would give one pair other bits in another batch). NumPy: ``einsum`` casting float32 operands in its
+    Generic: ``sum(a64 * b64, axis=-1)``. torch and CuPy: the same products summed by
+    :func:`sum64`'s fixed tree (their GPU reductions change their order with the number
+    of rows reduced at once, so ``sum`` would give one pair other bits in another batch:
+    seen on an H200 for CuPy at d = 8193). NumPy: ``einsum`` casting float32 operands in its
     buffered loop (no float64 copy of ``a``: 2x faster on gathered float32 rows) and
     ``vecdot`` (BLAS ``ddot``, one call per pair) for float64 operands.
 
@@ -84,11 +85,12 @@ def sum64(x: Any) -> Any:
 
     Notes
     -----
-    Generic: ``sum(x64, axis=-1)`` (NumPy's pairwise sum and CuPy's reduction order depend
-    on the row length alone). torch: a pairwise tree of elementwise adds, halving the last
-    axis ``ceil(log2 d)`` times -- elementwise kernels round each entry alike whatever the
-    shape, while ``torch.sum`` on CUDA splits a row differently with the number of rows
-    reduced at once. ``ceil(log2 d)`` launches instead of one; the pairwise error bound.
+    Generic: ``sum(x64, axis=-1)`` (NumPy's pairwise sum depends on the row length alone).
+    torch and CuPy: a pairwise tree of elementwise adds, halving the last axis
+    ``ceil(log2 d)`` times -- elementwise kernels round each entry alike whatever the
+    shape, while their GPU reductions split a row differently with the number of rows
+    reduced at once (CuPy: two results for one pair at d = 8193 on an H200). ``ceil(log2 d)``
+    launches instead of one; the pairwise error bound.
 
     Examples
     --------
@@ -102,7 +104,7 @@ def sum64(x: Any) -> Any:
 
 def _sum_last(x: Any, xp: Any) -> Any:
     """Sum of float64 ``x`` along the last axis, in an order fixed by its length alone."""
-    if not is_torch_namespace(xp) or x.shape[-1] == 0:
+    if not (is_torch_namespace(xp) or is_cupy_namespace(xp)) or x.shape[-1] == 0:
         return xp.sum(x, axis=-1)
     while x.shape[-1] > 1:
         d = x.shape[-1]

@@ -212,6 +212,28 @@ def _iterate(
     return V_out, D_out, n_iter, converged, g + shift
 
 
+def _prescale(B: Any, xp: Any) -> tuple[Any, np.ndarray]:
+    """``(B * 2^e0, e0)``: each matrix of the stack ``B`` (m, n, n) whose largest entry lies
+    below ``2^-(limit // 2)`` (2^-63 in float32) scaled up so that entry is in [1, 2).
+
+    GPUs' matrix products flush subnormal operands and results to zero: a matrix with tiny
+    entries became the zero matrix there (eigenvalue 0, a random "converged" vector) and
+    one near the bottom of the range lost digits. Scaling by a power of two is exact and
+    keeps the directions; matrices in the ordinary range are left as they are (e0 = 0), so
+    their results do not change. One host read of the entries' maxima.
+    """
+    limit = exponent_limit(B.dtype, xp)
+    amax = to_numpy(xp.max(xp.abs(B), axis=(1, 2))).astype(np.float64)
+    e0 = np.zeros(amax.shape, dtype=np.int64)
+    small = (amax > 0) & (amax < 2.0 ** -(limit // 2))
+    if small.any():
+        e0[small] = np.minimum(1022, -np.floor(np.log2(amax[small]))).astype(np.int64)
+        # in float64, where 2^e0 (up to 2^1074) and the products are exact; one rounding back
+        f = from_numpy(np.exp2(e0)[:, None, None], xp, device=device_of(B))
+        B = xp.astype(xp.astype(B, xp.float64) * f, B.dtype)
+    return B, e0
+
+
 def _rayleigh(B: Any, V: Any, xp: Any) -> Any:
     BV = xp.matmul(B, V[..., None])[..., 0]
     return xp.sum(V * BV, axis=-1) / xp.sum(V * V, axis=-1)
@@ -301,6 +323,7 @@ def power_method(
     m = int(np.prod(batch)) if batch else 1
     B3 = xp.reshape(B, (m, n, n))
     V0 = _start(x0, np.random.default_rng(random_state), m, n, xp, B.dtype, device_of(B))
+    B3, e0 = _prescale(B3, xp)
     V, _, n_iter, conv, _ = _iterate(
         B3,
         V0,
@@ -312,6 +335,9 @@ def power_method(
         callback=callback,
     )
     lam = _rayleigh(B3, V, xp)
+    if e0.any():  # back to the caller's scale: exact in float64, one rounding to lam's dtype
+        f = from_numpy(np.exp2(-e0.astype(np.float64)), xp, device=device_of(lam))
+        lam = xp.astype(xp.astype(lam, xp.float64) * f, lam.dtype)
     if not conv.all():
         warnings.warn(
             f"power method: {int((~conv).sum())} of {m} matrices did not reach "

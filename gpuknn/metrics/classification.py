@@ -90,7 +90,13 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
     correct = yp == (yt[None, :] if yp.ndim == 2 else yt)
     n_ok = xp.sum(xp.astype(correct, xp.int64), axis=-1)
     if yp.ndim == 2:
-        return xp.astype(n_ok, xp.float64) / yt.shape[0] if normalize else n_ok
+        if not normalize:
+            return n_ok
+        # A tensor divisor, not a Python number: torch on CUDA divides by a scalar as a
+        # product with its reciprocal, which is not correctly rounded -- equal accuracies
+        # then differed in the last bit from NumPy's, and CV ties broke another way.
+        n = xp.full(n_ok.shape, float(yt.shape[0]), dtype=xp.float64, device=_device(n_ok))
+        return xp.astype(n_ok, xp.float64) / n
     return float(n_ok) / yt.shape[0] if normalize else int(n_ok)
 
 
