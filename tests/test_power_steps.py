@@ -219,8 +219,9 @@ def test_float64_growth_known_at_extreme_scales(xp, to_xp, scale, monkeypatch):
 
 def test_tiny_matrices_are_scaled_up_exactly_first(xp, to_xp, monkeypatch):
     """A GPU's matrix products flush subnormal numbers to zero (an H200 returned eigenvalue
-    0 and a random "converged" vector for this matrix): entries far below 1 are scaled by a
-    power of two before any product, so the run is bit for bit that of the scaled matrix."""
+    0 and a random "converged" vector for such a matrix): entries far below 1 are scaled by a
+    power of two before any product, so the run is bit for bit that of the scaled matrix;
+    the deflated method too, its eigenvalues and residuals in the caller's scale."""
     rng = np.random.default_rng(3)
     A = rng.normal(size=(12, 12))
     C = (A @ A.T / 12).astype(np.float32)
@@ -235,13 +236,21 @@ def test_tiny_matrices_are_scaled_up_exactly_first(xp, to_xp, monkeypatch):
         pw, "_iterate", lambda B, *a, **k: seen.append(float(np.abs(to_numpy(B)).max())) or iterate(B, *a, **k)
     )
     r = power_method(to_xp(tiny), random_state=0, tol=1e-5)
-    assert len(seen) == 1 and 1.0 <= seen[0] < 2.0  # every product sees normal numbers
+    assert len(seen) == 1 and 2.0**-24 <= seen[0] < 2.0  # every product sees normal numbers
     power_method(to_xp(C), random_state=0, tol=1e-5)
     assert seen[1] == float(np.abs(C).max())  # the ordinary range is left as it is
     # the same matrix, scaled by the power of two _prescale picks (largest entry in [1, 2))
-    k = -int(np.floor(np.log2(np.abs(tiny).max())))
+    k = min(126, -int(np.floor(np.log2(np.abs(tiny).max()))))
     big = (tiny.astype(np.float64) * 2.0**k).astype(np.float32)
     r_big = power_method(to_xp(big), random_state=0, tol=1e-5)
     assert r.converged and r.n_iter == r_big.n_iter
     np.testing.assert_array_equal(to_numpy(r.eigenvector), to_numpy(r_big.eigenvector))
     assert float(r.eigenvalue) == float(np.float32(float(r_big.eigenvalue) * 2.0**-k))
+    d = deflated_power_method(to_xp(tiny), 2, random_state=0, tol=1e-5)
+    d_big = deflated_power_method(to_xp(big), 2, random_state=0, tol=1e-5)
+    np.testing.assert_array_equal(to_numpy(d.eigenvectors), to_numpy(d_big.eigenvectors))
+    lam, lam_big = to_numpy(d.eigenvalues).astype(np.float64), to_numpy(d_big.eigenvalues).astype(np.float64)
+    np.testing.assert_array_equal(lam, (lam_big * 2.0**-k).astype(np.float32))
+    res, res_big = to_numpy(d.residuals).astype(np.float64), to_numpy(d_big.residuals).astype(np.float64)
+    # residuals that small round to float32 subnormals or zero: one smallest subnormal apart
+    np.testing.assert_allclose(res, res_big * 2.0**-k, rtol=1e-6, atol=2.0**-149)

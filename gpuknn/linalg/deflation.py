@@ -18,7 +18,7 @@ from .._backend import array_namespace, device_of, from_numpy
 from .._delegation import on_input_device
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
-from .power import _check_options, _iterate, _random_unit, _rayleigh, _use_powers
+from .power import _check_options, _iterate, _prescale, _random_unit, _rayleigh, _use_powers, times_pow2
 from .power_steps import exponent_limit, normalize
 
 __all__ = ["deflated_power_method"]
@@ -108,9 +108,11 @@ def deflated_power_method(
     C3 = xp.reshape(C, (m, n, n))
     rng = np.random.default_rng(random_state)
     powers = _use_powers(strategy, n)
-    B, lams, vecs, iters, convs = C3, [], [], [], []
+    # Tiny matrices start scaled up by 2^e0 (exact): GPUs flush subnormal products to zero.
+    C3s, e0 = _prescale(C3, xp)
+    B, lams, vecs, iters, convs = C3s, [], [], [], []
     D, growth = None, None
-    E = np.zeros(m)  # B = (the deflated C) / 2^E, per matrix
+    E = -e0.astype(np.float64)  # B = (the deflated C) / 2^E, per matrix
     limit = exponent_limit(C.dtype, xp)
     dev = device_of(C)
     for j in range(p):
@@ -140,7 +142,7 @@ def deflated_power_method(
             np.minimum(limit, limit - E),
         )
         B = _deflate(B, V, lam, xp, e=e)
-        lams.append(lam * xp.astype(from_numpy(np.exp2(E), xp, device=dev), lam.dtype))
+        lams.append(times_pow2(lam, E, xp))
         E, growth = E + e, growth - e
         vecs.append(V)
         iters.append(it)
@@ -156,7 +158,9 @@ def deflated_power_method(
             ConvergenceWarning,
             stacklevel=2,
         )
-    res = residual_norms(C3, V, lam, xp)
+    # against the caller's C, computed on its scaled copy (the same numbers times 2^e0)
+    res = times_pow2(residual_norms(C3s, V, times_pow2(lam, e0, xp), xp), -e0, xp) if e0.any() else None
+    res = residual_norms(C3, V, lam, xp) if res is None else res
     if not batch:
         return EigenResult(lam[0, :], V[0, ...], n_iter[0], conv[0], res[0, :])
     return EigenResult(

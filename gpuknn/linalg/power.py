@@ -214,7 +214,9 @@ def _iterate(
 
 def _prescale(B: Any, xp: Any) -> tuple[Any, np.ndarray]:
     """``(B * 2^e0, e0)``: each matrix of the stack ``B`` (m, n, n) whose largest entry lies
-    below ``2^-(limit // 2)`` (2^-63 in float32) scaled up so that entry is in [1, 2).
+    below ``2^-(limit // 2)`` (2^-63 in float32) scaled up so that entry is in [1, 2)
+    (at least 2^-24 for subnormal maxima: ``e0`` stops at ``limit``, 126 in float32, so
+    ``2^-e0`` stays a normal number too).
 
     GPUs' matrix products flush subnormal operands and results to zero: a matrix with tiny
     entries became the zero matrix there (eigenvalue 0, a random "converged" vector) and
@@ -223,15 +225,24 @@ def _prescale(B: Any, xp: Any) -> tuple[Any, np.ndarray]:
     their results do not change. One host read of the entries' maxima.
     """
     limit = exponent_limit(B.dtype, xp)
-    amax = to_numpy(xp.max(xp.abs(B), axis=(1, 2))).astype(np.float64)
+    # The maxima in float64: CuPy's float32 max reduction flushes subnormal entries to zero
+    # too (an H200 read 0 for a matrix of them), while their float64 copies are normal.
+    amax = to_numpy(xp.max(xp.abs(xp.astype(B, xp.float64)), axis=(1, 2)))
     e0 = np.zeros(amax.shape, dtype=np.int64)
     small = (amax > 0) & (amax < 2.0 ** -(limit // 2))
     if small.any():
-        e0[small] = np.minimum(1022, -np.floor(np.log2(amax[small]))).astype(np.int64)
-        # in float64, where 2^e0 (up to 2^1074) and the products are exact; one rounding back
-        f = from_numpy(np.exp2(e0)[:, None, None], xp, device=device_of(B))
-        B = xp.astype(xp.astype(B, xp.float64) * f, B.dtype)
+        e0[small] = np.minimum(limit, -np.floor(np.log2(amax[small]))).astype(np.int64)
+        B = times_pow2(B, e0, xp)
     return B, e0
+
+
+def times_pow2(X: Any, e: np.ndarray, xp: Any) -> Any:
+    """``X * 2^e`` with ``e`` (host ints) per leading row of ``X``, computed in float64
+    (exact: 2^e and the products are float64 numbers) and rounded once to X's dtype -- a
+    result below float32's normal range is rounded correctly, not flushed."""
+    shape = (-1,) + (1,) * (X.ndim - 1)
+    f = from_numpy(np.exp2(np.asarray(e, dtype=np.float64)).reshape(shape), xp, device=device_of(X))
+    return xp.astype(xp.astype(X, xp.float64) * f, X.dtype)
 
 
 def _rayleigh(B: Any, V: Any, xp: Any) -> Any:
@@ -335,9 +346,8 @@ def power_method(
         callback=callback,
     )
     lam = _rayleigh(B3, V, xp)
-    if e0.any():  # back to the caller's scale: exact in float64, one rounding to lam's dtype
-        f = from_numpy(np.exp2(-e0.astype(np.float64)), xp, device=device_of(lam))
-        lam = xp.astype(xp.astype(lam, xp.float64) * f, lam.dtype)
+    if e0.any():  # back to the caller's scale
+        lam = times_pow2(lam, -e0, xp)
     if not conv.all():
         warnings.warn(
             f"power method: {int((~conv).sum())} of {m} matrices did not reach "
