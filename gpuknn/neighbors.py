@@ -145,7 +145,8 @@ def kneighbors(
     working_memory : int, optional
         Bytes for the prepared query chunk, the prepared reference block, the score tile
         with its selection scratch and the exact pass. Default: half the free GPU memory
-        under CuPy, 256 MiB on the host (env ``GPUKNN_WORKING_MEMORY`` overrides). On the
+        under CuPy, 256 MiB on the host (env ``GPUKNN_WORKING_MEMORY`` replaces the host
+        default and caps the GPU's: processes sharing one GPU). On the
         host the score tile (scores alone) is further capped at a cache-friendly 18 MiB.
     return_distance : bool
         Return ``(distances, indices)`` (default) or only ``indices``.

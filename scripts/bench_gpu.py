@@ -676,7 +676,7 @@ def md_header(m: dict) -> list[str]:
 
 
 def md_targets(report: dict) -> list[str]:
-    lines = ["", "## Targets (issue 17)", "", "| target | measured | met |", "| --- | ---: | --- |"]
+    lines = ["", "## Targets (issues 17, 29)", "", "| target | measured | met |", "| --- | ---: | --- |"]
     for t in report["targets"]:
         unit = report["parts"][t["part"]].get("figures", {}).get(t["figure"], {}).get("unit", "")
         measured = "-" if t["measured"] is None else f"{fmt(t['measured'])} {unit}"
@@ -846,6 +846,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in PARTS:
             if name not in wanted:
                 ctx.report["parts"][name].update(status="skipped", notes=["not asked for (--parts)"])
+                write_reports(out, ctx.report)
                 continue
             run_part(ctx, name, deadline)
             print_part(name, ctx.report["parts"][name])

@@ -277,3 +277,20 @@ def test_mixed_devices_are_refused():
         est.predict(Qd)
     with pytest.raises(InvalidInputError, match="device"):
         gpuknn.kneighbors(Qd, strict.asarray(X), 3)
+
+
+def test_backend_device_is_the_device_its_arrays_report(backend):
+    # torch.device("cuda") != torch.device("cuda:0"), the device a CUDA tensor reports: a
+    # fixture naming the former failed every device check of ~560 torch-cuda tests.
+    from helpers import torch_device
+
+    from gpuknn._backend import device_of
+
+    a = backend.asarray(np.arange(3.0))
+    if backend.device is not None:
+        assert device_of(a) == backend.device
+    if backend.name.startswith("torch"):
+        import torch
+
+        assert torch_device("cuda", 0) == torch.device("cuda:0") != torch.device("cuda")
+        assert torch_device("cpu") == torch.empty(1).device

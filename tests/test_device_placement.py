@@ -160,3 +160,17 @@ def test_knn_sweep_host_labels_array_matrices(backend):
                     np.testing.assert_allclose(got[key][f], expected[key][f], rtol=1e-10)
         else:
             assert got[key] == expected[key], key
+
+
+def test_knn_sweep_runs_to_its_final_test_on_every_backend(backend):
+    # The final stage indexed the votes' 2-D result with [0], which array_api_strict refuses:
+    # run_sweep could not finish there. Its answer is NumPy's on every backend.
+    from gpuknn.studies.knn_sweep import SweepConfig, run_sweep
+
+    X, y = gaussian_classes(0, n=(20, 15, 10), d=4)
+    Xtr, ytr, Xte, yte = X[:30], y[:30], X[30:], y[30:]
+    config = SweepConfig(ks_raw=[1, 3, 5], ks=[1, 3], ps=[1, 2], folds=2, seed=0)
+    want = run_sweep(Xtr, ytr, Xte, yte, config)
+    got = run_sweep(backend.asarray(Xtr), ytr, backend.asarray(Xte), yte, config)
+    for key in ("k_best", "p_best", "weights_best", "cv_accuracy_best", "test_accuracy", "test_macro_f1"):
+        assert got[key] == want[key], key

@@ -107,7 +107,7 @@ def final_task(X_train, y_dev, X_test, y_test, *, best, n_classes, config) -> di
     i = nb.indices
     lab = xp.reshape(xp.take(ytr, xp.reshape(i, (-1,))), i.shape)
     extra = nb.vote_args() if best["weights"] == "distance" else {}
-    pred = to_numpy(votes_for_many_k(lab, [best["k"]], n_classes=n_classes, weights=best["weights"], **extra)[0])
+    pred = to_numpy(votes_for_many_k(lab, [best["k"]], n_classes=n_classes, weights=best["weights"], **extra)[0, ...])
     labels = np.arange(n_classes)
     cm = to_numpy(confusion_matrix(y_test, pred, labels=labels))
     f1 = to_numpy(f1_score(y_test, pred, labels=labels, average=None))
