@@ -18,6 +18,7 @@ PACKAGES = [
     "gpuknn.linalg",
     "gpuknn.resampling",
     "gpuknn.datasets",
+    "gpuknn.stats",
 ]
 
 
