@@ -19,6 +19,7 @@ PACKAGES = [
     "gpuknn.resampling",
     "gpuknn.datasets",
     "gpuknn.stats",
+    "gpuknn.plots",
 ]
 
 
