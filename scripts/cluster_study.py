@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Run the cluster-validity study and refresh docs/clustering.md and docs/img/cluster_*.png.
 
-Usage: python scripts/cluster_study.py [--seed 0] [--device cpu]
+Usage: python scripts/cluster_study.py [--seed 0] [--device cpu] [--null both] [--gap-rule 1se]
 The table between the ``<!-- cluster-study:begin -->`` / ``<!-- cluster-study:end -->``
 markers of docs/clustering.md is regenerated; the rest of the page is left alone.
 """
@@ -24,6 +24,7 @@ BEGIN, END = "<!-- cluster-study:begin -->", "<!-- cluster-study:end -->"
 
 def summary(result: dict) -> str:
     t = result["structure_test"]
+    gap = result["gap"]
     lines = [
         format_table(result, fmt="markdown"),
         "",
@@ -31,24 +32,31 @@ def summary(result: dict) -> str:
         "|---|---|---|---:|",
     ]
     for name, (desc, rule) in INDEX_INFO.items():
+        if name == "gap":
+            rule = {"1se": "1-SE", "max": "max"}[gap["rule"]]
         lines.append(f"| {name} | {desc} | {rule} | {result['chosen_k'].get(name, '–')} |")
+    other = "max" if gap["rule"] == "1se" else "1se"
+    lines.append(
+        f"| gap ({other}) | the same gap table, the other rule | {'max' if other == 'max' else '1-SE'} | "
+        f"{gap['chosen_by_rule'][other]} |"
+    )
+    B = t["B"]
     lines += [
         "",
         "CPCC (cophenetic correlation): " + ", ".join(f"{m} {v:.4f}" for m, v in result["cpcc"].items()) + ".",
         "",
-        f"Structure test at K = {t['k']} against B = {t['B']} uniform data sets in the bounding box: "
-        f"within-SS {t['within_ss_observed']:.1f} vs null mean {t['within_ss_null_mean']:.1f} "
-        f"(min {t['within_ss_null_min']:.1f}), p = {t['p_within_ss']:.3g}; "
-        f"normalised Γ {t['gamma_observed']:.3f} vs null mean {t['gamma_null_mean']:.3f} "
-        f"(max {t['gamma_null_max']:.3f}), p = {t['p_gamma']:.3g}"
-        + (
-            " (both the smallest possible, 1/(B+1))."
-            if max(t["p_within_ss"], t["p_gamma"]) <= 1 / (t["B"] + 1)
-            else "."
-        ),
+        f"Structure test, B = {B} null data sets per null model (smallest possible p = 1/(B+1) = {1 / (B + 1):.3g}):",
         "",
-        f"Configuration: {result['config']}.",
+        "| null | K | within-SS | null mean (min) | p(within-SS) | Γ | null mean (max) | p(Γ) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    for r in t["tests"]:
+        lines.append(
+            f"| {r['null']} | {r['k']} | {r['within_ss_observed']:.1f} | "
+            f"{r['within_ss_null_mean']:.1f} ({r['within_ss_null_min']:.1f}) | {r['p_within_ss']:.3g} | "
+            f"{r['gamma_observed']:.3f} | {r['gamma_null_mean']:.3f} ({r['gamma_null_max']:.3f}) | {r['p_gamma']:.3g} |"
+        )
+    lines += ["", f"Configuration: {result['config']}."]
     return "\n".join(lines)
 
 
@@ -56,9 +64,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu", choices=["auto", "cpu", "gpu"])
+    ap.add_argument("--null", default="both", choices=["uniform", "normal", "both"])
+    ap.add_argument("--gap-rule", default="1se", choices=["1se", "max"])
     args = ap.parse_args()
     result = run_cluster_study(
         seed=args.seed,
+        null=["uniform", "normal"] if args.null == "both" else args.null,
+        gap_rule=args.gap_rule,
         xp=resolve_device(args.device),
         progress=lambda m: print(f"[cluster-study] {m}", file=sys.stderr),
     )

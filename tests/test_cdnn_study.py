@@ -16,7 +16,7 @@ from gpuknn.classifiers import CDNNClassifier, ECDNNClassifier
 from gpuknn.errors import InvalidInputError
 from gpuknn.model_selection import RepeatedStratifiedKFold
 from gpuknn.plots.cdnn import plot_f1_vs_k
-from gpuknn.studies.cdnn_study import METHODS, load_study_dataset, run_cdnn_study
+from gpuknn.studies.cdnn_study import DATASETS, METHODS, PUBLISHED, load_study_dataset, run_cdnn_study
 
 KS = [5, 9]
 
@@ -70,6 +70,15 @@ def test_plot_and_render(wine_result, tmp_path):
     spec.loader.exec_module(script)
     text = script.render({"wine": wine_result}, 1.0, 3)
     assert "| Wine | CDNN |" in text and "0.9721" in text  # published value beside ours
+    rnn = next(line for line in text.splitlines() if line.startswith("| Wine | RNN |"))
+    ours = wine_result["mean_over_k"]["RNN"]
+    assert rnn.split(" | ")[2:5] == [f"{ours:.4f}", "0.4705", f"{ours - 0.4705:+.4f}"]  # the paper's radius-NN column
+
+
+def test_published_table_has_every_method():
+    # The seed paper's table, radius-NN column included (iris / wine / breast cancer / digits).
+    assert {name: set(PUBLISHED[name]) for name in PUBLISHED} == {name: set(METHODS) for name in DATASETS}
+    assert [PUBLISHED[name]["RNN"] for name in DATASETS] == [0.9406, 0.4705, 0.6193, 0.1815]
 
 
 def test_unknown_dataset():

@@ -9,7 +9,8 @@ from scipy.spatial.distance import pdist, squareform
 
 from gpuknn._backend import to_numpy
 from gpuknn.errors import InvalidInputError
-from gpuknn.metrics import cophenetic_correlation, gap_statistic, hubert_gamma, within_dispersion
+from gpuknn.metrics import GapResult, cophenetic_correlation, gap_statistic, hubert_gamma, within_dispersion
+from gpuknn.metrics.internal import choose_gap_k
 
 TOL = 1e-10
 
@@ -112,7 +113,43 @@ def test_gap_statistic_against_formula(xp, to_xp):
     np.testing.assert_allclose(res.gap, gap, atol=TOL)
     np.testing.assert_allclose(res.s_k, s, atol=TOL)
     chosen = next((k for i, k in enumerate(ks[:-1]) if gap[i] >= gap[i + 1] - s[i + 1]), ks[-1])
-    assert res.n_clusters == chosen == 2
+    assert res.n_clusters == chosen == 2 and res.rule == "1se"
+    by_max = gap_statistic(to_xp(X), k_range=ks, B=B, random_state=7, clusterer=_first_coordinate_clusterer, rule="max")
+    np.testing.assert_allclose(by_max.gap, gap, atol=TOL)  # same draws: only the choice differs
+    assert by_max.n_clusters == ks[int(np.argmax(gap))] and by_max.rule == "max"
+    assert res.choose("max") == by_max.n_clusters and by_max.choose("1se") == res.n_clusters
+
+
+# Hand-built gap tables: (k, gap, s_k, K by the 1-SE rule, K by the maximum), worked out by hand.
+GAP_TABLES = [
+    # 1-SE stops at the first local plateau (Gap(2) = 1.0 >= Gap(3) - s_3 = 0.8); the maximum is at K = 4.
+    ([1, 2, 3, 4, 5], [0.2, 1.0, 0.9, 1.5, 1.4], [0.1, 0.1, 0.1, 0.1, 0.1], 2, 4),
+    # The doc's caveat: Gap(1) ≈ Gap(2) within s_2, so 1-SE says K = 1 while the gap peaks at K = 5.
+    ([1, 2, 3, 4, 5, 6], [-0.23, -0.20, 0.13, 0.76, 2.07, 1.95], [0.05, 0.04, 0.05, 0.04, 0.03, 0.04], 1, 5),
+    # Gap still rising beyond every standard error: 1-SE falls back to the largest K, as does the maximum.
+    ([2, 4, 6], [0.1, 0.5, 0.9], [0.01, 0.01, 0.01], 6, 6),
+    # A tie for the maximum goes to the smaller K; 1-SE with a large s_K stops at once.
+    ([1, 2, 3], [0.5, 1.0, 1.0], [0.6, 0.6, 0.6], 1, 2),
+]
+
+
+@pytest.mark.parametrize(("k", "gap", "s_k", "k_1se", "k_max"), GAP_TABLES)
+def test_gap_rules_on_hand_built_tables(k, gap, s_k, k_1se, k_max):
+    assert choose_gap_k(k, gap, s_k, rule="1se") == k_1se
+    assert choose_gap_k(k, gap, s_k, rule="max") == k_max
+    assert choose_gap_k(k, gap, s_k) == k_1se  # the default is Tibshirani's rule
+    z = np.zeros(len(k))
+    res = GapResult(np.asarray(k), np.asarray(gap), np.asarray(s_k), z, z, z, k_1se)
+    assert (res.choose("1se"), res.choose("max")) == (k_1se, k_max)
+
+
+def test_gap_rule_bad_input():
+    with pytest.raises(InvalidInputError, match="rule"):
+        choose_gap_k([1, 2], [0.0, 1.0], [0.1, 0.1], rule="first")
+    with pytest.raises(InvalidInputError, match="one length"):
+        choose_gap_k([1, 2], [0.0], [0.1, 0.1])
+    with pytest.raises(InvalidInputError, match="rule"):
+        gap_statistic(np.random.default_rng(0).normal(size=(6, 2)), k_range=[1, 2], rule="maximum")
 
 
 @pytest.mark.parametrize("reference", ["uniform", "pca"])

@@ -145,3 +145,21 @@ def test_roc_convex_hull_simple(xp, to_xp):
     assert to_numpy(idx).tolist() == [-1, 0, 2, -1]  # duplicate (0.5, 0.9): lowest position
     with pytest.raises(InvalidInputError):
         roc_convex_hull(to_xp(np.array([1.5])), to_xp(np.array([0.5])))
+
+
+def test_numeric_arrays_of_two_namespaces_are_refused_by_name():
+    # A NumPy y_true with torch scores crashed inside torch (TypeError from _unique2);
+    # the message now names both namespaces, as every other metric's does.
+    torch = pytest.importorskip("torch")
+    from gpuknn.errors import InvalidInputError
+    from gpuknn.metrics import roc_auc_score, roc_curve
+
+    s = torch.tensor([0.1, 0.4, 0.35, 0.8], dtype=torch.float64)
+    for fn in (roc_curve, roc_auc_score):
+        with pytest.raises(InvalidInputError, match="different namespaces given together: numpy, torch"):
+            fn(np.array([0, 0, 1, 1]), s)
+    # string labels stay host data beside any namespace's scores
+    fpr, tpr, _ = roc_curve(np.array(["a", "a", "b", "b"]), s, pos_label="b")
+    want_fpr, want_tpr, _ = skm.roc_curve(np.array([0, 0, 1, 1]), s.numpy())
+    np.testing.assert_allclose(to_numpy(fpr), want_fpr)
+    np.testing.assert_allclose(to_numpy(tpr), want_tpr)

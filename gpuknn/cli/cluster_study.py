@@ -23,7 +23,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--k-max", type=int, default=10, help="largest K (default: %(default)s)")
     p.add_argument("--n-per-group", type=int, default=60, help="points per group (default: %(default)s)")
     p.add_argument("--b-gap", type=int, default=10, help="reference sets for the gap statistic")
-    p.add_argument("--b-null", type=int, default=99, help="uniform null sets for the structure test")
+    p.add_argument("--b-null", type=int, default=99, help="null data sets per null model for the structure test")
+    p.add_argument(
+        "--null",
+        default="uniform",
+        choices=["uniform", "normal", "both"],
+        help="structure test's null: uniform in the bounding box, normal with the data's mean and "
+        "covariance, or both (default: %(default)s)",
+    )
+    p.add_argument(
+        "--gap-rule",
+        default="1se",
+        choices=["1se", "max"],
+        help="gap statistic's K: one-standard-error rule or maximum (default: %(default)s; both are in the JSON)",
+    )
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
     p.add_argument("--quiet", action="store_true", help="no progress or summary output")
     p.set_defaults(func=run)
@@ -67,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         n_per_group=args.n_per_group,
         B_gap=args.b_gap,
         B_null=args.b_null,
+        null=["uniform", "normal"] if args.null == "both" else args.null,
+        gap_rule=args.gap_rule,
         xp=xp,
         progress=progress,
     )
@@ -75,10 +90,14 @@ def run(args: argparse.Namespace) -> int:
         print("chosen K per index:")
         for name, k in result["chosen_k"].items():
             print(f"  {name:24s} {k}")
+        g = result["gap"]["chosen_by_rule"]
+        print(f"gap statistic: K = {g['1se']} (1-SE rule), K = {g['max']} (maximum)")
         t = result["structure_test"]
-        print(
-            f"structure test (K={t['k']}, B={t['B']}): p(within-SS) = {t['p_within_ss']:.3g}, "
-            f"p(Gamma) = {t['p_gamma']:.3g}"
-        )
+        print(f"structure test (B={t['B']} null sets per null):")
+        for row in t["tests"]:
+            print(
+                f"  {row['null']:7s} K={row['k']:<3d} p(within-SS) = {row['p_within_ss']:.3g}, "
+                f"p(Gamma) = {row['p_gamma']:.3g}"
+            )
         print(f"wrote {len(paths)} files to {args.out}")
     return 0

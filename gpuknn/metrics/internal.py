@@ -4,7 +4,7 @@
   different clusters" (or between two partitions, when given two label vectors).
 * :func:`cophenetic_correlation` — CPCC, the correlation between distances and the
   cophenetic (merge-height) distances of a hierarchical clustering.
-* :func:`gap_statistic` — Tibshirani, Walther & Hastie's gap with the one-standard-error rule.
+* :func:`gap_statistic` — Tibshirani, Walther & Hastie's gap, K by the one-standard-error rule or the maximum.
 
 Distance-based sums run over row tiles from
 :func:`gpuknn.ops.distance.pairwise_distances_chunked`: memory is bounded by
@@ -28,7 +28,14 @@ from ..errors import InvalidInputError
 from ._labels import _device, _encode
 from .external import _hubert_gamma_partitions
 
-__all__ = ["hubert_gamma", "cophenetic_correlation", "gap_statistic", "GapResult", "within_dispersion"]
+__all__ = [
+    "hubert_gamma",
+    "cophenetic_correlation",
+    "gap_statistic",
+    "GapResult",
+    "choose_gap_k",
+    "within_dispersion",
+]
 
 _TEMPS = 8  # tile-sized temporaries alive at once in the pair sums below
 
@@ -281,8 +288,47 @@ class GapResult:
     log_w: np.ndarray  # log W_k of the data
     ref_log_w: np.ndarray  # mean over B reference sets of log W*_kb
     sd_k: np.ndarray
-    n_clusters: int  # K chosen by the one-standard-error rule
+    n_clusters: int  # K chosen by the ``rule`` given to gap_statistic
     extra: dict = field(default_factory=dict)
+    rule: str = "1se"
+
+    def choose(self, rule: str = "1se") -> int:
+        """K chosen by ``rule`` from this table: see :func:`choose_gap_k`."""
+        return choose_gap_k(self.k, self.gap, self.s_k, rule=rule)
+
+
+GAP_RULES = ("1se", "max")
+
+
+def choose_gap_k(k: Any, gap: Any, s_k: Any, *, rule: str = "1se") -> int:
+    """Number of clusters from a gap table (host sequences, one entry per K, K increasing).
+
+    ``rule="1se"`` (Tibshirani, Walther & Hastie's one-standard-error rule): the smallest K
+    with ``Gap(K) >= Gap(K') − s_K'`` for the next K' of ``k``; the largest K if none.
+    ``rule="max"``: the K of the largest Gap (the smallest such K on ties).
+
+    Examples
+    --------
+    >>> choose_gap_k([1, 2, 3, 4], [0.1, 0.5, 0.45, 0.9], [0.1, 0.1, 0.1, 0.1], rule="1se")
+    2
+    >>> choose_gap_k([1, 2, 3, 4], [0.1, 0.5, 0.45, 0.9], [0.1, 0.1, 0.1, 0.1], rule="max")
+    4
+    """
+    ks = [int(v) for v in np.asarray(k).tolist()]
+    g = np.asarray(gap, dtype=np.float64)
+    s = np.asarray(s_k, dtype=np.float64)
+    if rule not in GAP_RULES:
+        raise InvalidInputError(f"rule must be one of {GAP_RULES}, got {rule!r}")
+    if not ks or g.shape != (len(ks),) or s.shape != (len(ks),):
+        raise InvalidInputError(
+            f"k, gap and s_k must be non-empty and of one length, got {len(ks)}, {g.shape}, {s.shape}"
+        )
+    if rule == "max":
+        return ks[int(np.argmax(g))]  # argmax returns the first maximum: ties -> smaller K
+    for i in range(len(ks) - 1):
+        if g[i] >= g[i + 1] - s[i + 1]:
+            return ks[i]
+    return ks[-1]
 
 
 @on_input_device
@@ -320,16 +366,19 @@ def gap_statistic(
     reference: str = "uniform",
     random_state: Any = None,
     clusterer: Callable[[Any, int], Any] | None = None,
+    rule: str = "1se",
 ) -> GapResult:
-    """Tibshirani's gap statistic with the one-standard-error choice of K.
+    """Tibshirani's gap statistic; K chosen by the one-standard-error rule or the maximum.
 
     ``Gap(K) = mean_b log W*_Kb − log W_K`` where W is :func:`within_dispersion` of the
     clustering into K groups and W*_Kb that of the b-th of ``B`` reference sets drawn
     uniformly in the data's bounding box (``reference="uniform"``) or in the box of its
     principal axes (``"pca"``: centre, rotate by the right singular vectors, draw, rotate
     back). ``s_K = sd_K sqrt(1 + 1/B)`` with sd_K the population standard deviation of the
-    B values. The chosen K is the smallest K in ``k_range`` with
-    ``Gap(K) >= Gap(K') − s_K'`` for the next K' of ``k_range``; the largest K if none.
+    B values. With ``rule="1se"`` (the default, Tibshirani et al.'s rule) the chosen K is the
+    smallest K in ``k_range`` with ``Gap(K) >= Gap(K') − s_K'`` for the next K' of
+    ``k_range``, the largest K if none; with ``rule="max"`` it is the K of the largest Gap
+    (smaller K on ties). ``GapResult.choose(rule)`` gives the other rule's K from the same table.
 
     Parameters
     ----------
@@ -343,6 +392,8 @@ def gap_statistic(
         Seeds the reference draws (host NumPy) and the default clusterer.
     clusterer : callable ``(X, K) -> labels``, optional
         Default: ``KMeans(K, n_init=3)`` seeded from ``random_state``.
+    rule : {"1se", "max"}
+        How ``GapResult.n_clusters`` is chosen (see :func:`choose_gap_k`).
 
     Returns
     -------
@@ -368,6 +419,8 @@ def gap_statistic(
         raise InvalidInputError(f"B must be >= 1, got {B}")
     if reference not in ("uniform", "pca"):
         raise InvalidInputError(f"reference must be 'uniform' or 'pca', got {reference!r}")
+    if rule not in GAP_RULES:
+        raise InvalidInputError(f"rule must be one of {GAP_RULES}, got {rule!r}")
     rng = np.random.default_rng(random_state)
     fit = clusterer if clusterer is not None else _default_clusterer(rng)
     mean = xp.mean(X, axis=0)
@@ -396,9 +449,5 @@ def gap_statistic(
     sd = ref.std(axis=0)
     s_k = sd * math.sqrt(1.0 + 1.0 / int(B))
     gap = ref_mean - data_lw
-    chosen = ks[-1]
-    for i in range(len(ks) - 1):
-        if gap[i] >= gap[i + 1] - s_k[i + 1]:
-            chosen = ks[i]
-            break
-    return GapResult(np.asarray(ks), gap, s_k, data_lw, ref_mean, sd, chosen, {"B": int(B), "d": d})
+    chosen = choose_gap_k(ks, gap, s_k, rule=rule)
+    return GapResult(np.asarray(ks), gap, s_k, data_lw, ref_mean, sd, chosen, {"B": int(B), "d": d}, rule)

@@ -27,6 +27,14 @@ from ._labels import UndefinedMetricWarning, _common_device, _device, _encode, _
 __all__ = ["roc_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
 
 
+def _namespace(y_true: Any, y_score: Any) -> Any:
+    """The inputs' namespace: the arrays among them (string labels are host data, lists
+    join the arrays' namespace); numeric arrays of two namespaces or devices are refused
+    with :func:`~gpuknn._backend.array_namespace`'s message, not a library's TypeError."""
+    arrays = [a for a in (y_score, y_true) if hasattr(a, "shape") and not _is_host_nonnumeric(a)]
+    return array_namespace(*arrays)
+
+
 def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score", device: Any = None) -> Any:
     """``s`` as a finite floating array of ``xp``; host lists go on ``device`` (the other
     inputs' device: the namespace's default may be another one, e.g. the CPU for torch)."""
@@ -116,7 +124,7 @@ def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any,
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
-    xp = array_namespace(y_score) if not isinstance(y_score, (list, tuple)) else array_namespace(y_true)
+    xp = _namespace(y_true, y_score)
     s = _check_scores(y_score, xp, 1, device=_common_device([y_score, y_true]))
     y = _binary_target(y_true, pos_label, xp, _device(s))
     if y.shape[0] != s.shape[0]:
@@ -189,7 +197,7 @@ def roc_auc_score(
     """
     if average not in ("macro", "weighted"):
         raise InvalidInputError(f"average must be 'macro' or 'weighted', got {average!r}")
-    xp = array_namespace(y_score) if not isinstance(y_score, (list, tuple)) else array_namespace(y_true)
+    xp = _namespace(y_true, y_score)
     ndim = 1 if isinstance(y_score, (list, tuple)) and np.ndim(y_score) == 1 else getattr(y_score, "ndim", 2)
     s = _check_scores(y_score, xp, 2 if ndim == 2 else 1, device=_common_device([y_score, y_true]))
     if ndim == 1:

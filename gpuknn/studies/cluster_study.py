@@ -2,21 +2,22 @@
 
 For every K the study records all external indices against the generating labels, the
 internal and relative indices, fuzzy c-means validity (PC, Xie–Beni), the gap statistic,
-the CPCC of average linkage, and a Monte-Carlo structure test against a uniform null in
-the data's bounding box. It returns plain data (JSON-ready); the CLI and the script
-print and save.
+the CPCC of average linkage, and, for every K >= 2, a Monte-Carlo structure test against a
+uniform null in the data's bounding box and/or a normal null with the data's mean and
+covariance. It returns plain data (JSON-ready); the CLI and the script print and save.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy
 from ..cluster import FuzzyCMeans, KMeans
+from ..errors import InvalidInputError
 from ..metrics import (
     adjusted_rand_score,
     cophenetic_correlation,
@@ -32,7 +33,7 @@ from ..metrics import (
     xie_beni_index,
 )
 
-__all__ = ["make_groups", "run_cluster_study", "format_table", "INDEX_INFO"]
+__all__ = ["make_groups", "run_cluster_study", "format_table", "INDEX_INFO", "NULLS", "GAP_RULES"]
 
 # index name -> (short description, how the best K is chosen)
 INDEX_INFO: dict[str, tuple[str, str]] = {
@@ -48,8 +49,14 @@ INDEX_INFO: dict[str, tuple[str, str]] = {
     "sd": ("Halkidi SD, α = Dis(k_max)", "min"),
     "partition_coefficient": ("fuzzy c-means partition coefficient", "max"),
     "xie_beni": ("fuzzy c-means Xie–Beni", "min"),
-    "gap": ("gap statistic (one-standard-error rule)", "1-SE"),
+    "gap": ("gap statistic (one-standard-error rule or maximum: `gap_rule`)", "1-SE"),
 }
+
+#: Null models of the structure test (see :func:`run_cluster_study`).
+NULLS = ("uniform", "normal")
+#: Rules choosing K from the gap table (:func:`gpuknn.metrics.internal.choose_gap_k`).
+GAP_RULES = ("1se", "max")
+_RULE_LABEL = {"1se": "1-SE", "max": "max"}
 
 CENTRES = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0], [10.0, 10.0, 10.0]])
 
@@ -73,35 +80,62 @@ def _best(values: list, rule: str, ks: list[int]) -> int | None:
     return min(k for v, k in pairs if v == v_best)  # ties -> smaller K
 
 
-def _null_test(X: Any, labels_obs: Any, k: int, B: int, rng: np.random.Generator, xp: Any) -> dict:
-    """Monte-Carlo test of "no cluster structure": uniform data in X's bounding box.
+def _null_sampler(X: Any, null: str, rng: np.random.Generator, xp: Any) -> Callable[[], Any]:
+    """Function drawing one null data set of X's shape (host draws from ``rng``, then ``xp``).
 
-    Statistics: the K-means within-SS (small = structure) and the normalised Hubert Γ of
-    the K-means partition (large = structure). p = (1 + #{null at least as extreme}) / (B + 1).
+    ``"uniform"``: independent uniform coordinates in X's bounding box. ``"normal"``: a
+    multivariate normal with X's mean and covariance (``np.cov``, divisor n − 1).
     """
-    lo, hi = to_numpy(xp.min(X, axis=0)), to_numpy(xp.max(X, axis=0))
-    seed = int(rng.integers(2**31 - 1))
-    w_obs = KMeans(k, n_init=3, random_state=seed).fit(X).inertia_
-    g_obs = hubert_gamma(X, labels_obs)
-    w_null, g_null = [], []
-    for _ in range(B):
-        Z = from_numpy(rng.uniform(lo, hi, size=tuple(X.shape)), xp)
-        km = KMeans(k, n_init=3, random_state=int(rng.integers(2**31 - 1))).fit(Z)
-        w_null.append(km.inertia_)
-        g_null.append(hubert_gamma(Z, km.labels_))
-    w_null, g_null = np.asarray(w_null), np.asarray(g_null)
-    return {
-        "k": k,
-        "B": B,
-        "within_ss_observed": w_obs,
-        "within_ss_null_mean": float(w_null.mean()),
-        "within_ss_null_min": float(w_null.min()),
-        "p_within_ss": float((1 + np.sum(w_null <= w_obs)) / (B + 1)),
-        "gamma_observed": g_obs,
-        "gamma_null_mean": float(g_null.mean()),
-        "gamma_null_max": float(g_null.max()),
-        "p_gamma": float((1 + np.sum(g_null >= g_obs)) / (B + 1)),
-    }
+    Xh = to_numpy(X).astype(np.float64)
+    shape = tuple(Xh.shape)
+    if null == "uniform":
+        lo, hi = Xh.min(axis=0), Xh.max(axis=0)
+        return lambda: from_numpy(rng.uniform(lo, hi, size=shape), xp)
+    mean, cov = Xh.mean(axis=0), np.cov(Xh, rowvar=False)
+    return lambda: from_numpy(rng.multivariate_normal(mean, cov, size=shape[0], method="eigh"), xp)
+
+
+def _null_test(
+    X: Any, partitions: list, ks: list[int], B: int, null: str, rng: np.random.Generator, xp: Any, seed: int
+) -> list[dict]:
+    """Monte-Carlo test of "no cluster structure" at every K of ``ks`` (K >= 2) under ``null``.
+
+    B null data sets are drawn once and each is clustered at every K. Statistics: the
+    K-means within-SS (small = structure; data and null sets alike fitted by
+    ``KMeans(K, n_init=3)``, the data's with ``random_state=seed`` so that the observed value
+    does not depend on the null) and the normalised Hubert Γ of the partition (large =
+    structure; the study's partition for the data). p = (1 + #{null at least as extreme}) / (B + 1).
+    """
+    draw = _null_sampler(X, null, rng, xp)
+    sets = [draw() for _ in range(B)]
+    rows = []
+    for k, lab in zip(ks, partitions):
+        if k < 2:
+            continue
+        w_obs = KMeans(k, n_init=3, random_state=seed).fit(X).inertia_
+        g_obs = hubert_gamma(X, lab)
+        w_null, g_null = [], []
+        for Z in sets:
+            km = KMeans(k, n_init=3, random_state=int(rng.integers(2**31 - 1))).fit(Z)
+            w_null.append(km.inertia_)
+            g_null.append(hubert_gamma(Z, km.labels_))
+        w_null, g_null = np.asarray(w_null), np.asarray(g_null)
+        rows.append(
+            {
+                "null": null,
+                "k": k,
+                "B": B,
+                "within_ss_observed": w_obs,
+                "within_ss_null_mean": float(w_null.mean()),
+                "within_ss_null_min": float(w_null.min()),
+                "p_within_ss": float((1 + np.sum(w_null <= w_obs)) / (B + 1)),
+                "gamma_observed": g_obs,
+                "gamma_null_mean": float(g_null.mean()),
+                "gamma_null_max": float(g_null.max()),
+                "p_gamma": float((1 + np.sum(g_null >= g_obs)) / (B + 1)),
+            }
+        )
+    return rows
 
 
 def run_cluster_study(
@@ -112,6 +146,8 @@ def run_cluster_study(
     n_init: int = 10,
     B_gap: int = 10,
     B_null: int = 99,
+    null: str | Sequence[str] = "uniform",
+    gap_rule: str = "1se",
     xp: Any = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
@@ -119,12 +155,33 @@ def run_cluster_study(
 
     Keys: ``config``; ``k`` (1..k_max); ``indices`` {name: [value or None per K]} (None
     where the index is undefined, e.g. K = 1 for Dunn); ``chosen_k`` {name: K};
-    ``gap`` {gap, s_k, chosen}; ``cpcc`` {method: value}; ``structure_test``; ``labels``
-    (generating labels) and ``X`` (the data, host lists) for plotting.
+    ``gap`` {gap, s_k, rule, chosen (by ``gap_rule``), chosen_by_rule {"1se": K, "max": K}};
+    ``cpcc`` {method: value}; ``structure_test`` {B, nulls, tests: [one row per null and
+    K >= 2: null, k, within-SS and Γ observed / null mean / null extreme, p-values]};
+    ``labels`` (generating labels) and ``X`` (the data, host lists) for plotting.
+
+    ``null`` names the structure test's null model(s), one of :data:`NULLS` or a sequence
+    of them: ``"uniform"`` draws each coordinate uniformly in the data's bounding box,
+    ``"normal"`` draws from the multivariate normal with the data's mean and covariance
+    (divisor n − 1). Null sets are drawn on the host from
+    ``numpy.random.default_rng([seed, 1 + NULLS.index(null)])`` (one stream per null; the
+    k-means seeds of the null fits come from it too; the data's own fit uses ``seed``), so
+    results are reproducible. K = 1 is not
+    tested: a single cluster has no Γ and its within-SS is only the total spread.
+    ``gap_rule`` ("1se" or "max") picks the gap statistic's K for ``chosen_k["gap"]``;
+    both rules' K are always in ``gap["chosen_by_rule"]``.
 
     ``progress`` receives one short line per step (the library never prints).
-    Complexity: k_max k-means and fuzzy fits, k_max (B_gap + 1) gap fits, B_null null fits.
+    Complexity: k_max k-means and fuzzy fits, k_max (B_gap + 1) gap fits, and
+    len(nulls) · B_null · (k_max − 1) null fits.
     """
+    nulls = [null] if isinstance(null, str) else list(null)
+    if not nulls or any(n not in NULLS for n in nulls) or len(set(nulls)) != len(nulls):
+        raise InvalidInputError(f"null must be one of {NULLS} or a sequence of distinct ones, got {null!r}")
+    if gap_rule not in GAP_RULES:
+        raise InvalidInputError(f"gap_rule must be one of {GAP_RULES}, got {gap_rule!r}")
+    if int(B_null) < 1:
+        raise InvalidInputError(f"B_null must be >= 1, got {B_null}")
     say = progress or (lambda _msg: None)
     X, truth = make_groups(n_per_group=n_per_group, seed=seed, xp=xp)
     xp = array_namespace(X)
@@ -157,13 +214,14 @@ def run_cluster_study(
     alpha = sd_scat_dis(X, partitions[-1])[1]  # α = Dis(k_max)
     idx["sd"] = [None] + [alpha * s + d for s, d in (sd_scat_dis(X, p) for p in partitions[1:])]
     say(f"gap statistic (B={B_gap})")
-    gap = gap_statistic(X, k_range=ks, B=B_gap, random_state=seed)
+    gap = gap_statistic(X, k_range=ks, B=B_gap, random_state=seed, rule=gap_rule)
     say("cophenetic correlation")
     cpcc = {m: cophenetic_correlation(X, method=m) for m in ("single", "complete", "average", "ward")}
-    say(f"structure test against a uniform null (B={B_null})")
-    test = _null_test(
-        X, partitions[min(4, len(ks) - 1)], min(5, ks[-1]), int(B_null), np.random.default_rng(seed + 1), xp
-    )
+    tests: list[dict] = []
+    for name in nulls:
+        say(f"structure test against a {name} null, K = 2..{ks[-1]} (B={B_null})")
+        rng = np.random.default_rng([seed, 1 + NULLS.index(name)])
+        tests += _null_test(X, partitions, ks, int(B_null), name, rng, xp, seed)
     chosen = {name: _best(vals, INDEX_INFO[name][1], ks) for name, vals in idx.items()}
     chosen = {k: v for k, v in chosen.items() if v is not None}
     chosen["gap"] = int(gap.n_clusters)
@@ -176,14 +234,22 @@ def run_cluster_study(
             "n_init": n_init,
             "B_gap": B_gap,
             "B_null": B_null,
+            "null": nulls,
+            "gap_rule": gap_rule,
             "sd_alpha": alpha,
         },
         "k": ks,
         "indices": idx,
         "chosen_k": chosen,
-        "gap": {"gap": gap.gap.tolist(), "s_k": gap.s_k.tolist(), "chosen": int(gap.n_clusters)},
+        "gap": {
+            "gap": gap.gap.tolist(),
+            "s_k": gap.s_k.tolist(),
+            "rule": gap_rule,
+            "chosen": int(gap.n_clusters),
+            "chosen_by_rule": {r: int(gap.choose(r)) for r in GAP_RULES},
+        },
         "cpcc": cpcc,
-        "structure_test": test,
+        "structure_test": {"B": int(B_null), "nulls": nulls, "tests": tests},
         "labels": truth.tolist(),
         "X": to_numpy(X).tolist(),
     }
