@@ -32,6 +32,7 @@ from ..metrics import (
     sd_scat_dis,
     xie_beni_index,
 )
+from ..metrics.internal import GAP_RULES  # the rules of choose_gap_k
 
 __all__ = ["make_groups", "run_cluster_study", "format_table", "INDEX_INFO", "NULLS", "GAP_RULES"]
 
@@ -54,8 +55,6 @@ INDEX_INFO: dict[str, tuple[str, str]] = {
 
 #: Null models of the structure test (see :func:`run_cluster_study`).
 NULLS = ("uniform", "normal")
-#: Rules choosing K from the gap table (:func:`gpuknn.metrics.internal.choose_gap_k`).
-GAP_RULES = ("1se", "max")
 _RULE_LABEL = {"1se": "1-SE", "max": "max"}
 
 CENTRES = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0], [10.0, 10.0, 10.0]])
