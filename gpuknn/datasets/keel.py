@@ -186,6 +186,13 @@ def load_keel(
 ) -> KeelData:
     """Read a KEEL ``.dat`` file or a header-less CSV (last column = class).
 
+    A header-less file (KEEL's raw ``.dat`` files, a CSV) has its column types inferred: a
+    column with no number among its values is nominal (as a declared ``{v1, v2, ...}``
+    attribute: codes of its values in sorted order, listed in ``nominal_values``); a column
+    mixing numbers with other values is an error naming the first non-number. Its first row
+    is taken for column names only when none of its feature fields is a number and no later
+    row repeats one of them in its column.
+
     Parameters
     ----------
     path : str or path-like
@@ -255,11 +262,12 @@ def load_keel(
         if n_cols < 2:
             raise CorruptDataError(f"{path}: CSV rows need at least one feature and a class column")
         feature_names = [f"x{j}" for j in range(n_cols - 1)]
-        if all(not _is_number(f) and f not in MISSING_TOKENS for f in rows[0][:-1]):
-            feature_names = rows[0][:-1]  # a row of column names
+        if _is_names_row(rows):
+            feature_names = rows[0][:-1]
             rows, linenos = rows[1:], linenos[1:]
         in_cols, out_col, out_decl = list(range(n_cols - 1)), n_cols - 1, None
-        relation, nominal, out_name = path.stem, {}, "class"
+        relation, out_name = path.stem, "class"
+        nominal = _infer_nominal(rows, feature_names)
 
     if not rows:
         raise CorruptDataError(f"{path}: no data rows")
@@ -296,6 +304,35 @@ def load_keel(
         n_dropped=n_dropped,
         path=str(path),
     )
+
+
+def _is_names_row(rows: list[list[str]]) -> bool:
+    """Whether the first row of a header-less file names the columns: every feature field is
+    a non-number (not a missing-value token) that no later row repeats in its column.
+
+    A first row of data repeats its values below in a nominal file (KEEL's raw chess.dat:
+    ``f,f,...,won``), which the old test -- no number in the row -- took for column names.
+    """
+    first, rest = rows[0][:-1], rows[1:]
+    if any(_is_number(f) or f in MISSING_TOKENS for f in first):
+        return False
+    return all(all(r[j] != f for r in rest) for j, f in enumerate(first))
+
+
+def _infer_nominal(rows: list[list[str]], names: list[str]) -> dict[str, tuple[str, ...]]:
+    """The nominal columns of a header-less file: those with no number among their values
+    (missing ones aside), with their values in sorted order (their codes).
+
+    A column mixing numbers with other values stays numeric, so its first non-number is
+    reported with its line, never silently read as one more category (a typo in a numeric
+    column would otherwise turn the whole column into codes).
+    """
+    nominal = {}
+    for j, name in enumerate(names):
+        values = {r[j] for r in rows} - set(MISSING_TOKENS)
+        if values and not any(_is_number(v) for v in values):
+            nominal[name] = tuple(sorted(values))
+    return nominal
 
 
 def _is_number(s: str) -> bool:
