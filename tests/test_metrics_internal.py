@@ -10,7 +10,7 @@ from scipy.spatial.distance import pdist, squareform
 from gpuknn._backend import to_numpy
 from gpuknn.errors import InvalidInputError
 from gpuknn.metrics import GapResult, cophenetic_correlation, gap_statistic, hubert_gamma, within_dispersion
-from gpuknn.metrics.internal import choose_gap_k
+from gpuknn.metrics.gap import choose_gap_k
 
 TOL = 1e-10
 

@@ -3,7 +3,7 @@
 * :mod:`~gpuknn.metrics.classification` — accuracy, confusion matrix, precision/recall/F.
 * :mod:`~gpuknn.metrics.ranking` — ROC curve, ROC AUC, ROC convex hull, Borda ranks.
 * :mod:`~gpuknn.metrics.external` — pair-counting agreement of two partitions.
-* :mod:`~gpuknn.metrics.internal` — Hubert Γ, cophenetic correlation, gap statistic.
+* :mod:`~gpuknn.metrics.internal` — Hubert Γ, cophenetic correlation; :mod:`~gpuknn.metrics.gap` — the gap statistic.
 * :mod:`~gpuknn.metrics.relative` — Dunn, Davies–Bouldin, SD, partition coefficient, Xie–Beni.
 * :mod:`~gpuknn.metrics.agreement` — Matthews correlation, Cohen's kappa, top-k accuracy, log loss.
 * :mod:`~gpuknn.metrics.report` — classification report, sensitivity/specificity, geometric mean.
@@ -35,6 +35,7 @@ from .external import (
     pair_jaccard_score,
     rand_score,
 )
+from .gap import GapResult, gap_statistic, within_dispersion
 from .information import (
     adjusted_mutual_info_score,
     completeness_score,
@@ -44,7 +45,7 @@ from .information import (
     normalized_mutual_info_score,
     v_measure_score,
 )
-from .internal import GapResult, cophenetic_correlation, gap_statistic, hubert_gamma, within_dispersion
+from .internal import cophenetic_correlation, hubert_gamma
 from .precision_recall import average_precision_score, precision_recall_curve
 from .ranking import borda_rank, roc_auc_score, roc_convex_hull, roc_curve
 from .relative import (

@@ -32,7 +32,7 @@ from ..metrics import (
     sd_scat_dis,
     xie_beni_index,
 )
-from ..metrics.internal import GAP_RULES  # the rules of choose_gap_k
+from ..metrics.gap import GAP_RULES  # the rules of choose_gap_k
 
 __all__ = ["make_groups", "run_cluster_study", "format_table", "INDEX_INFO", "NULLS", "GAP_RULES"]
 
