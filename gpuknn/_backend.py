@@ -131,6 +131,16 @@ def device_of(x: Any) -> Any:
     return array_api_compat.device(x)
 
 
+def input_device(arrays: Any) -> Any:
+    """The device of the first array among ``arrays`` that is not host data (lists, tuples,
+    NumPy arrays, DataFrames have no device to join); None when all are host data. Where
+    host-given data must be created to meet the other inputs: the namespace's default
+    device may be another one (the CPU for torch, strict's default for its second device)."""
+    return next(
+        (device_of(a) for a in arrays if array_api_compat.is_array_api_obj(a) and not isinstance(a, np.ndarray)), None
+    )
+
+
 def to_numpy(x: Any) -> np.ndarray:
     """Copy/convert an array of any supported namespace to a host NumPy array."""
     if isinstance(x, np.ndarray):

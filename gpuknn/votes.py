@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import array_namespace, check_int, device_of, from_numpy, host_array, to_numpy
+from ._backend import array_namespace, check_int, device_of, from_numpy, host_array, input_device, to_numpy
 from ._delegation import on_input_device
 from .errors import InvalidInputError
 from .ops.rows import replace_rows
@@ -96,8 +96,9 @@ def _check_vote_input(neighbor_labels: Any, n_classes: Any, distances: Any, xp: 
     shape, neither NaN nor negative. One host transfer of three reductions."""
     if not hasattr(neighbor_labels, "shape"):
         # host labels join array distances on their device (xp's default may be another one)
-        dev = device_of(distances) if hasattr(distances, "shape") else None
-        neighbor_labels = from_numpy(host_array(neighbor_labels, name="neighbor_labels"), xp, device=dev)
+        neighbor_labels = from_numpy(
+            host_array(neighbor_labels, name="neighbor_labels"), xp, device=input_device([distances])
+        )
     if neighbor_labels.ndim != 2:
         raise InvalidInputError(f"neighbor_labels must be 2-D (n, k_max), got shape {tuple(neighbor_labels.shape)}")
     if not xp.isdtype(neighbor_labels.dtype, "integral"):

@@ -11,7 +11,7 @@ from typing import Any
 import array_api_compat.numpy as _npx
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy
+from .._backend import array_namespace, from_numpy, input_device, to_numpy
 from .._backend import device_of as _device
 from .._delegation import bincount
 from ..errors import InvalidInputError
@@ -28,12 +28,6 @@ def _is_host_nonnumeric(y: Any) -> bool:
     if isinstance(y, (list, tuple)):
         y = np.asarray(y)
     return isinstance(y, np.ndarray) and y.dtype.kind not in "biuf"
-
-
-def _common_device(arrays: Any) -> Any:
-    """The device of the first array among ``arrays`` (lists and tuples have none): where
-    host-given labels must go to meet the others."""
-    return next((_device(a) for a in arrays if hasattr(a, "shape") and not isinstance(a, np.ndarray)), None)
 
 
 def _as_1d(y: Any, xp: Any, name: str, device: Any = None) -> Any:
@@ -130,7 +124,7 @@ def _encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = (), discrete:
             raise InvalidInputError(f"{_MIX}: labels of unorderable types ({exc})") from None
         return _npx, classes, codes
     xp = array_namespace(*ys)
-    dev = _common_device(ys)
+    dev = input_device(ys)
     ys = [_as_1d(y, xp, nm, dev) for y, nm in zip(ys, names)]
     for y, nm in zip(ys, names):
         _check_finite_labels(y, xp, nm, discrete)

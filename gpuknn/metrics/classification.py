@@ -19,7 +19,7 @@ from typing import Any
 import array_api_compat.numpy as _npx
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy
+from .._backend import array_namespace, from_numpy, input_device, to_numpy
 from .._backend import device_of as _device
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
@@ -29,7 +29,6 @@ from ._labels import (
     _check_finite_labels,
     _check_label_types,
     _check_lengths,
-    _common_device,
     _counts2d,
     _divide,
     _encode,
@@ -78,7 +77,7 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
         xp = _npx
     else:
         xp = array_namespace(y_true, y_pred)
-        dev = _common_device([y_true, y_pred])
+        dev = input_device([y_true, y_pred])
         yt = _as_1d(y_true, xp, "y_true", dev)
         yp = from_numpy(np.asarray(y_pred), xp, device=dev) if isinstance(y_pred, (list, tuple)) else y_pred
     if yt.ndim != 1 or yp.ndim not in (1, 2):
@@ -329,7 +328,7 @@ def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_divi
         strings = True
     else:
         xp = array_namespace(y_true, y_pred)
-        dev = _common_device([y_true, y_pred])
+        dev = input_device([y_true, y_pred])
         yt, yp = _as_1d(y_true, xp, "y_true", dev), _as_1d(y_pred, xp, "y_pred", dev)
         strings = False
     if yt.ndim != 1 or yp.ndim != 1:

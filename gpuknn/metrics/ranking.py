@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, from_numpy, to_numpy
+from .._backend import array_namespace, from_numpy, input_device, to_numpy
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _common_device, _device, _encode, _is_host_nonnumeric
+from ._labels import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
 
 __all__ = ["roc_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
 
@@ -125,7 +125,7 @@ def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any,
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
     xp = _namespace(y_true, y_score)
-    s = _check_scores(y_score, xp, 1, device=_common_device([y_score, y_true]))
+    s = _check_scores(y_score, xp, 1, device=input_device([y_score, y_true]))
     y = _binary_target(y_true, pos_label, xp, _device(s))
     if y.shape[0] != s.shape[0]:
         raise InvalidInputError(f"y_true and y_score have different lengths: {y.shape[0]} and {s.shape[0]}")
@@ -199,7 +199,7 @@ def roc_auc_score(
         raise InvalidInputError(f"average must be 'macro' or 'weighted', got {average!r}")
     xp = _namespace(y_true, y_score)
     ndim = 1 if isinstance(y_score, (list, tuple)) and np.ndim(y_score) == 1 else getattr(y_score, "ndim", 2)
-    s = _check_scores(y_score, xp, 2 if ndim == 2 else 1, device=_common_device([y_score, y_true]))
+    s = _check_scores(y_score, xp, 2 if ndim == 2 else 1, device=input_device([y_score, y_true]))
     if ndim == 1:
         if _is_host_nonnumeric(y_true):
             classes = np.unique(np.asarray(to_numpy(y_true)))
@@ -296,7 +296,7 @@ def borda_rank(scores_list: Any) -> Any:
         if not rows:
             raise InvalidInputError("scores_list is empty")
         xp = array_namespace(*[r for r in rows if hasattr(r, "shape")])
-    dev = _common_device(rows)  # host rows join the array rows' device
+    dev = input_device(rows)  # host rows join the array rows' device
     rows = [_check_scores(r, xp, 1, name=f"scores_list[{i}]", device=dev) for i, r in enumerate(rows)]
     n = int(rows[0].shape[0])
     if n == 0 or any(int(r.shape[0]) != n for r in rows):
@@ -363,7 +363,7 @@ def roc_convex_hull(fpr: Any, tpr: Any) -> tuple[Any, Any, Any]:
             hull.pop()  # a is below or on the segment o-j: not a vertex
         hull.append(j)
     h = np.asarray(hull)
-    dev = _common_device([fpr, tpr])  # lists have no device: the array argument's
+    dev = input_device([fpr, tpr])  # lists have no device: the array argument's
     return (
         from_numpy(xs[h], xp, device=dev),
         from_numpy(ys[h], xp, device=dev),

@@ -23,10 +23,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-import array_api_compat
 import numpy as np
 
-from .._backend import array_namespace, device_of, from_numpy, validate_matrix
+from .._backend import array_namespace, device_of, from_numpy, input_device, validate_matrix
 from ..errors import InvalidInputError
 from ..model_selection.journal import Journal
 from ..model_selection.runner import get_runner, task_working_memory
@@ -177,7 +176,7 @@ def run_sweep(
     metrics = check_config(config)
     xp = array_namespace(X_train, X_test)
     # host matrices (lists, DataFrames) join the array one's device: xp's default may differ
-    dev = next((device_of(a) for a in (X_train, X_test) if array_api_compat.is_array_api_obj(a)), None)
+    dev = input_device([X_train, X_test])
     X_train = validate_matrix(X_train, xp, name="X_train", device=dev)
     X_test = validate_matrix(X_test, xp, name="X_test", dtype=X_train.dtype, device=dev)
     if X_train.shape[1] != X_test.shape[1]:
