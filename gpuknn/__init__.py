@@ -2,19 +2,12 @@
 
 Inputs decide the array namespace (NumPy, CuPy, any array-API library); results come back in
 it. Sub-packages: :mod:`gpuknn.metrics`, :mod:`gpuknn.cluster`, :mod:`gpuknn.model_selection`,
-:mod:`gpuknn.linalg`, :mod:`gpuknn.datasets`, :mod:`gpuknn.resampling`.
+:mod:`gpuknn.linalg`, :mod:`gpuknn.datasets`, :mod:`gpuknn.resampling`, :mod:`gpuknn.neighbors`.
 """
 
 from __future__ import annotations
 
-from . import cluster, datasets, linalg, metrics, model_selection
-from .classifiers import (
-    CDNNClassifier,
-    ECDNNClassifier,
-    KNeighborsClassifier,
-    NearestCentroid,
-    RadiusNeighborsClassifier,
-)
+from . import cluster, datasets, linalg, metrics, model_selection, neighbors
 from .cluster import FuzzyCMeans, KMeans
 from .datasets import load_fashion_mnist, load_keel
 from .decomposition import PCA
@@ -39,14 +32,21 @@ from .model_selection import (
     StratifiedKFold,
     train_test_split,
 )
-from .nearest import NearestNeighbors
-from .neighbors import kneighbors
+from .neighbors import (
+    CDNNClassifier,
+    ECDNNClassifier,
+    KNeighborsClassifier,
+    KNeighborsRegressor,
+    KNeighborsTransformer,
+    NearestCentroid,
+    NearestNeighbors,
+    RadiusNeighborsClassifier,
+    RadiusNeighborsRegressor,
+)
+from .ops.kneighbors import kneighbors
 from .ops.distance import pairwise_distances, pairwise_distances_chunked
-from .partial import PartialNeighbors, finalize_partial, kneighbors_partial, merge_partial
-from .radius_regression import RadiusNeighborsRegressor
-from .regression import KNeighborsRegressor
-from .transformer import KNeighborsTransformer
-from .votes import vote_counts, votes_for_many_k
+from .ops.partial import PartialNeighbors, finalize_partial, kneighbors_partial, merge_partial
+from .ops.votes import vote_counts, votes_for_many_k
 
 __version__ = "0.1.0"
 
@@ -91,6 +91,7 @@ __all__ = [
     "merge_partial",
     "metrics",
     "model_selection",
+    "neighbors",
     "pairwise_distances",
     "pairwise_distances_chunked",
     "train_test_split",

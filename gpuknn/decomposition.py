@@ -175,13 +175,15 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> PCA:
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored. Returns ``self``.
 
-        A dask array is fitted from its chunks' moments (:func:`gpuknn.distributed.fit_pca`).
+        A dask array is fitted from its chunks' moments (:func:`gpuknn.distributed.pca_moments`).
         """
-        if is_dask_array(X):
-            from .distributed.pca import fit_pca  # noqa: PLC0415 - Dask only when given its arrays
-
-            return fit_pca(self, X)
         self._check_solver_and_options()
+        if is_dask_array(X):
+            from .distributed.pca import pca_moments  # noqa: PLC0415 - Dask only when given its arrays
+
+            if hasattr(self, "feature_names_in_"):  # a dask array has no column names
+                del self.feature_names_in_
+            return self._fit_covariance(*pca_moments(X, dtype=self.dtype))
         xp = array_namespace(X)
         # the finite check comes with the covariance's column sums and Gram diagonal
         X = validate_data(self, X, reset=True, xp=xp, dtype=self.dtype, check_finite=False)
@@ -271,12 +273,13 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """Project ``X`` (n, n_features) onto the components: ``(n, n_components_)``.
 
         Centres with the *training* mean; output in X's floating dtype. A dask array gives a
-        lazy dask array (:func:`gpuknn.distributed.transform_pca`).
+        lazy dask array (:func:`gpuknn.distributed.project`).
         """
         if is_dask_array(X):
-            from .distributed.pca import transform_pca  # noqa: PLC0415
+            from .distributed.pca import project  # noqa: PLC0415 - Dask only when given its arrays
 
-            return transform_pca(self, X)
+            check_is_fitted(self, "components_")
+            return project(X, self.components_, self.mean_)
         X, xp = self._check_X(X, "n_features_in_", "X")
         W = xp.astype(self.components_, X.dtype)
         return xp.matmul(X - xp.astype(self.mean_, X.dtype), xp.matrix_transpose(W))

@@ -12,7 +12,7 @@ from sklearn.neighbors import NearestCentroid as SkNC
 from sklearn.neighbors import RadiusNeighborsClassifier as SkRNC
 from sklearn.preprocessing import StandardScaler
 
-from gpuknn.classifiers import CDNNClassifier, ECDNNClassifier
+from gpuknn.neighbors import CDNNClassifier, ECDNNClassifier
 from gpuknn.errors import InvalidInputError
 from gpuknn.model_selection import RepeatedStratifiedKFold
 from gpuknn.plots.cdnn import plot_f1_vs_k

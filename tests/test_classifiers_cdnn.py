@@ -6,10 +6,10 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.model_selection import train_test_split as sk_train_test_split
 
 from gpuknn._backend import to_numpy
-from gpuknn.classifiers import CDNNClassifier, ECDNNClassifier, KNeighborsClassifier
-from gpuknn.classifiers.cdnn import centroid_displacement_predict
+from gpuknn.neighbors import CDNNClassifier, ECDNNClassifier, KNeighborsClassifier
+from gpuknn.neighbors import centroid_displacement_predict
 from gpuknn.errors import InvalidInputError, NotFittedError
-from gpuknn.neighbors import kneighbors
+from gpuknn.ops.kneighbors import kneighbors
 
 
 def reference_cdnn(X, y, Q, k, n_confident=-1, space=lambda a: a):

@@ -5,7 +5,7 @@ import pytest
 from sklearn.neighbors import NearestCentroid as SkNC
 
 from gpuknn._backend import to_numpy
-from gpuknn.classifiers import NearestCentroid
+from gpuknn.neighbors import NearestCentroid
 from gpuknn.errors import InvalidInputError, NotFittedError
 
 

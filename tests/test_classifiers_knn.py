@@ -5,7 +5,7 @@ import pytest
 from sklearn.neighbors import KNeighborsClassifier as SkKNN
 
 from gpuknn._backend import to_numpy
-from gpuknn.classifiers import KNeighborsClassifier
+from gpuknn.neighbors import KNeighborsClassifier
 from gpuknn.errors import InvalidInputError, NotFittedError
 
 

@@ -5,7 +5,7 @@ import pytest
 from sklearn.neighbors import RadiusNeighborsClassifier as SkRNC
 
 from gpuknn._backend import to_numpy
-from gpuknn.classifiers import RadiusNeighborsClassifier
+from gpuknn.neighbors import RadiusNeighborsClassifier
 from gpuknn.errors import InvalidInputError, NotFittedError
 
 

@@ -21,7 +21,7 @@ from gpuknn.metrics import (
     roc_convex_hull,
     roc_curve,
 )
-from gpuknn.votes import vote_counts, votes_for_many_k
+from gpuknn.ops.votes import vote_counts, votes_for_many_k
 
 Y = [0, 0, 1, 1, 0, 1, 1, 0]
 S = [0.1, 0.4, 0.35, 0.8, 0.2, 0.7, 0.5, 0.6]

@@ -207,7 +207,7 @@ def test_validation_errors_at_fit_match_numpy(sync):
         assert msgs[0] == msgs[1]
         return msgs[0]
 
-    assert "n_neighbors must be in [1, 40]" in message(lambda: KNeighborsClassifier(41), y)
+    assert "n_neighbors <= n_samples_fit, but n_neighbors = 41" in message(lambda: KNeighborsClassifier(41), y)
     assert "metric" in message(lambda: KNeighborsClassifier(3, metric="manhattan"), y)
     assert "40 samples but y has 39" in message(lambda: KNeighborsClassifier(3), y[:-1])
     message(lambda: KNeighborsRegressor(3), y[:-1])

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = [
     "gpuknn",
     "gpuknn.metrics",
+    "gpuknn.neighbors",
     "gpuknn.cluster",
     "gpuknn.model_selection",
     "gpuknn.distributed",

@@ -5,7 +5,7 @@ import pytest
 
 from gpuknn._backend import to_numpy
 from gpuknn.errors import InvalidInputError
-from gpuknn.neighbors import kneighbors
+from gpuknn.ops.kneighbors import kneighbors
 from gpuknn.ops.kdtree import KD_TREE_MAX_DIM, kdtree_kneighbors, neighbors, resolve_algorithm
 
 

@@ -8,7 +8,7 @@ import sklearn.neighbors as skn
 from helpers import assert_xp
 
 from gpuknn.errors import InvalidInputError, NotFittedError
-from gpuknn.nearest import NearestNeighbors
+from gpuknn.neighbors import NearestNeighbors
 
 TOL = dict(exact=False, rtol=1e-9, atol=1e-9)
 
@@ -234,11 +234,11 @@ def test_errors(backend):
     for k, msg in [
         (0, r"n_neighbors must be in \[1, inf\], got 0"),
         (1.5, "n_neighbors must be an integer"),
-        (121, "n_neighbors <= n_samples_fit, got n_neighbors=121"),
+        (121, "n_neighbors <= n_samples_fit, but n_neighbors = 121"),
     ]:
         with pytest.raises(InvalidInputError, match=msg):
             nn.kneighbors(Qb, k)
-    with pytest.raises(InvalidInputError, match="n_neighbors < n_samples_fit .*n_neighbors=120"):
+    with pytest.raises(InvalidInputError, match="n_neighbors < n_samples_fit .*n_neighbors = 120"):
         nn.kneighbors(n_neighbors=120)
     with pytest.raises(InvalidInputError, match="n_neighbors must be in"):
         NearestNeighbors(n_neighbors=0).fit(Xb)

@@ -4,7 +4,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from gpuknn import InvalidInputError, kneighbors
 from gpuknn._backend import to_numpy
-from gpuknn.neighbors import plan_tiles
+from gpuknn.ops.kneighbors import plan_tiles
 
 METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation"]
 
@@ -157,7 +157,7 @@ def test_bad_input_is_rejected(xp, to_xp):
 
 @pytest.mark.parametrize("metric", ["euclidean", "correlation", "inner"])
 def test_prepared_reference_gives_the_same_neighbours(xp, to_xp, metric):
-    from gpuknn.neighbors import PreparedReference
+    from gpuknn.ops.kneighbors import PreparedReference
 
     rng = np.random.default_rng(8)
     R, Q = rng.normal(size=(80, 6)), rng.normal(size=(20, 6))
@@ -171,7 +171,7 @@ def test_prepared_reference_gives_the_same_neighbours(xp, to_xp, metric):
 
 
 def test_prepared_reference_checks(xp, to_xp):
-    from gpuknn.neighbors import PreparedReference
+    from gpuknn.ops.kneighbors import PreparedReference
 
     ref = PreparedReference(to_xp(np.ones((5, 3))), metric="cosine")
     with pytest.raises(InvalidInputError, match="prepared for metric 'cosine'"):
@@ -188,7 +188,7 @@ def test_prepared_reference_checks(xp, to_xp):
 def test_second_pass_for_uncertified_rows(xp, to_xp, monkeypatch, metric):
     # No margin beyond k: the k-th and the last candidate coincide, so rows are certified
     # only by a gap, and integer data (exact ties) sends many to the second pass.
-    import gpuknn.neighbors as nb
+    import gpuknn.ops.kneighbors as nb
 
     rng = np.random.default_rng(2)
     R = rng.integers(0, 5, size=(200, 4)).astype(np.float32)
@@ -205,7 +205,7 @@ def test_second_pass_for_uncertified_rows(xp, to_xp, monkeypatch, metric):
 
 @pytest.mark.parametrize("metric", METRICS + ["inner"])
 def test_float64_input_searched_in_float32_tiles_equals_float64_tiles(xp, to_xp, monkeypatch, metric):
-    import gpuknn.neighbors as nb
+    import gpuknn.ops.kneighbors as nb
 
     rng = np.random.default_rng(1)
     R = rng.normal(size=(300, 9))
@@ -221,7 +221,7 @@ def test_float64_input_searched_in_float32_tiles_equals_float64_tiles(xp, to_xp,
 
 
 def test_huge_float64_values_get_float64_tiles(monkeypatch):
-    import gpuknn.neighbors as nb
+    import gpuknn.ops.kneighbors as nb
 
     monkeypatch.setattr(nb, "_SCREEN_MIN_WORK", 1)
     R = np.array([[1e20, 0.0], [0.0, 1e20], [1e20, 1e20]])
@@ -234,7 +234,7 @@ def test_huge_float64_values_get_float64_tiles(monkeypatch):
 def test_messages_name_the_callers_arguments(backend):
     """Issue 18: the engine's messages use the caller's argument names: kneighbors(Q, R)
     says R for the references, a PreparedReference built by an estimator says X."""
-    from gpuknn.neighbors import PreparedReference, search
+    from gpuknn.ops.kneighbors import PreparedReference, search
 
     a = backend.asarray
     X = np.random.default_rng(0).normal(size=(6, 3))

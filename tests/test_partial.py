@@ -1,11 +1,11 @@
-"""Partial searches and their merge (gpuknn.partial)."""
+"""Partial searches and their merge (gpuknn.ops.partial)."""
 
 import numpy as np
 import pytest
 from helpers import assert_xp, host
 
 from gpuknn import InvalidInputError, finalize_partial, kneighbors, kneighbors_partial, merge_partial
-from gpuknn.neighbors import PreparedReference
+from gpuknn.ops.kneighbors import PreparedReference
 
 
 def test_a_shard_smaller_than_k_is_padded(backend):

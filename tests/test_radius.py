@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from helpers import assert_xp
 
-from gpuknn.neighbors import PreparedReference
+from gpuknn.ops.kneighbors import PreparedReference
 from gpuknn.ops.radius import radius_key, radius_votes
 
 

@@ -9,9 +9,9 @@ from sklearn.metrics import r2_score
 from sklearn.neighbors import RadiusNeighborsRegressor as SkRNR
 from test_regression import TOL, WEIGHT_IDS, WEIGHTS, _data, _exact_distances
 
-import gpuknn.radius_regression as radius_regression
+import gpuknn.neighbors._regression as radius_regression
 from gpuknn.errors import EmptyNeighborhoodWarning, InvalidInputError, NotFittedError
-from gpuknn.radius_regression import RadiusNeighborsRegressor
+from gpuknn.neighbors import RadiusNeighborsRegressor
 
 
 def _sk_radius_predict(ref, Q):
@@ -65,14 +65,14 @@ def test_radius_is_tiled_under_working_memory(backend, monkeypatch):
     )
     expected = full.predict(backend.asarray(Q))
     shapes = []
-    original = radius_regression._radius_block
+    original = radius_regression.radius_tile
 
-    def spy(Xb, ref, radius, xp):
-        d, inside = original(Xb, ref, radius, xp)
-        shapes.append(tuple(d.shape))
-        return d, inside
+    def spy(Xb, ref, radius):
+        t = original(Xb, ref, radius)
+        shapes.append(tuple(t.dist.shape))
+        return t
 
-    monkeypatch.setattr(radius_regression, "_radius_block", spy)
+    monkeypatch.setattr(radius_regression, "radius_tile", spy)
     small = RadiusNeighborsRegressor(2.0, weights="distance", algorithm="brute", working_memory=200 * 80 * 9)
     pred = small.fit(backend.asarray(X), backend.asarray(y)).predict(backend.asarray(Q))
     assert shapes and all(s == (9, 200) for s in shapes[:-1]) and shapes[-1] == (70 % 9, 200)

@@ -7,8 +7,8 @@ from helpers import assert_xp
 from sklearn.neighbors import KNeighborsRegressor as SkKNR
 
 from gpuknn.errors import InvalidInputError, NotFittedError
-from gpuknn.radius_regression import RadiusNeighborsRegressor
-from gpuknn.regression import KNeighborsRegressor
+from gpuknn.neighbors import RadiusNeighborsRegressor
+from gpuknn.neighbors import KNeighborsRegressor
 
 TOL = dict(exact=False, rtol=1e-12, atol=1e-12)
 

@@ -12,7 +12,7 @@ import pytest
 
 from gpuknn._backend import to_numpy
 from gpuknn.errors import InvalidInputError
-from gpuknn.neighbors import kneighbors
+from gpuknn.ops.kneighbors import kneighbors
 from gpuknn.resampling import CNNTomek, CondensedNearestNeighbour, OneSidedSelection, TomekLinks
 
 imb = pytest.importorskip("imblearn.under_sampling")

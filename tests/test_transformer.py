@@ -8,7 +8,7 @@ from helpers import host
 from test_nearest import _data, _dense, _is_csr_of, _on_host
 
 from gpuknn.errors import InvalidInputError, NotFittedError
-from gpuknn.transformer import KNeighborsTransformer
+from gpuknn.neighbors import KNeighborsTransformer
 
 
 @pytest.mark.parametrize("mode", ["distance", "connectivity"])

@@ -5,12 +5,12 @@ functions runs, never at ``import gpuknn``. The chunks are processed by the sing
 engine: :func:`gpuknn.kneighbors_partial` / :func:`gpuknn.merge_partial` (exact partial
 searches with global indices, merged by (key, index)) and :mod:`gpuknn.linalg.moments`
 (mergeable n, column sums, Gram). ``PCA().fit`` and ``PCA().transform`` accept dask arrays
-through :func:`fit_pca` and :func:`transform_pca`. See docs/distributed.md.
+through :func:`pca_moments` and :func:`project`. See docs/distributed.md.
 """
 
 from __future__ import annotations
 
 from .neighbors import kneighbors
-from .pca import covariance, covariance_and_mean, fit_pca, moments, transform_pca
+from .pca import covariance, covariance_and_mean, moments, pca_moments, project
 
-__all__ = ["kneighbors", "moments", "covariance", "covariance_and_mean", "fit_pca", "transform_pca"]
+__all__ = ["kneighbors", "moments", "covariance", "covariance_and_mean", "pca_moments", "project"]

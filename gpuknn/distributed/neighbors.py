@@ -1,5 +1,5 @@
 """Exact kNN of dask arrays: a query-chunk x reference-chunk grid of partial searches and a
-tree merge per query chunk (see :mod:`gpuknn.partial` for why the merge is exact)."""
+tree merge per query chunk (see :mod:`gpuknn.ops.partial` for why the merge is exact)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .._backend import array_namespace, check_finite_rows, check_int, default_wo
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.limits import check_working_memory
-from ..partial import finalize_partial, kneighbors_partial, merge_partial
+from ..ops.partial import finalize_partial, kneighbors_partial, merge_partial
 from ._dask import as_row_chunked, import_dask, resolve_split_every, row_blocks, tree_reduce
 
 __all__ = ["kneighbors"]

@@ -116,50 +116,44 @@ def _as_float(X: Any, dtype: Any) -> Any:
     return X if X.dtype == target else X.astype(target)
 
 
-def fit_pca(pca: Any, X: Any, *, split_every: int | None = None) -> Any:
-    """Fit :class:`gpuknn.PCA` ``pca`` on a dask array; returns ``pca``.
+def pca_moments(X: Any, *, dtype: Any = None, split_every: int | None = None) -> tuple[Any, Any, int, int, Any]:
+    """What a PCA fit needs of a dask array: ``(C64, mean, n_samples, n_features, dtype)``.
 
-    The covariance comes from :func:`covariance_and_mean` (one or two passes over X, never
-    X on one machine); the eigen-solver then runs on the client as in ``PCA().fit``, so the
-    fitted attributes equal the single-process fit's to rounding. ``PCA().fit(X)`` calls
-    this for a dask array.
+    The float64 covariance and mean come from :func:`covariance_and_mean` (one or two passes
+    over X, never X on one machine); ``dtype`` is X's float dtype (or the one asked for).
+    ``PCA().fit`` calls this for a dask array and runs its eigen-solver on the client, so the
+    fitted attributes equal the single-process fit's to rounding.
 
     Examples
     --------
     >>> import numpy as np, dask, dask.array as da
-    >>> from gpuknn import PCA
     >>> X = da.from_array(np.random.default_rng(0).normal(size=(40, 3)), chunks=10)
     >>> with dask.config.set(scheduler="synchronous"):
-    ...     pca = fit_pca(PCA(2), X)
-    >>> pca.components_.shape
-    (2, 3)
+    ...     C, mean, n, d, dtype = pca_moments(X)
+    >>> C.shape, n, d
+    ((3, 3), 40, 3)
     """
-    pca._check_solver_and_options()
-    X = _as_float(as_row_chunked(X, "X"), pca.dtype)
+    X = _as_float(as_row_chunked(X, "X"), dtype)
     n_samples, n_features = X.shape
     if n_samples < 2:
         raise InvalidInputError(f"PCA needs at least 2 samples, got n_samples = {n_samples} (X of shape {X.shape})")
     C64, mean = covariance_and_mean(X, split_every=split_every)
     xp = array_namespace(C64)
-    if hasattr(pca, "feature_names_in_"):  # a dask array has no column names
-        del pca.feature_names_in_
-    return pca._fit_covariance(C64, mean, n_samples, n_features, getattr(xp, X.dtype.name))
+    return C64, mean, int(n_samples), int(n_features), getattr(xp, X.dtype.name)
 
 
-def transform_pca(pca: Any, X: Any) -> Any:
-    """``pca.transform`` of a dask array, lazily: one GEMM per row chunk, ``(n, n_components_)``.
+def project(X: Any, components: Any, mean: Any) -> Any:
+    """``PCA.transform`` of a dask array, lazily: one GEMM per row chunk, ``(n, n_components)``.
 
-    The components and the mean enter the graph once (one key each), not once per task.
+    ``components`` (n_components, n_features) and ``mean`` (n_features,) enter the graph once
+    (one key each), not once per task.
     """
-    from ..base import check_is_fitted  # noqa: PLC0415
-
     _, da = import_dask()
-    check_is_fitted(pca, "components_")
     X = _as_float(as_row_chunked(X, "X"), None)
-    if X.shape[1] != pca.n_features_in_:
-        raise InvalidInputError(f"X has {X.shape[1]} features, but PCA is expecting {pca.n_features_in_} features")
-    W = da.from_array(pca.components_, chunks=tuple(pca.components_.shape))
-    mu = da.from_array(pca.mean_, chunks=tuple(pca.mean_.shape))
+    if X.shape[1] != components.shape[1]:
+        raise InvalidInputError(f"X has {X.shape[1]} features, but PCA is expecting {components.shape[1]} features")
+    W = da.from_array(components, chunks=tuple(components.shape))
+    mu = da.from_array(mean, chunks=tuple(mean.shape))
     from dask.array.utils import meta_from_array  # noqa: PLC0415
 
     return da.blockwise(

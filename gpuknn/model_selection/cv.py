@@ -16,12 +16,12 @@ import numpy as np
 
 from .._backend import array_namespace, device_of, to_numpy, validate_matrix
 from .._delegation import on_input_device, take_rows
-from ..classifiers._base import encode_labels
+from .._labels import encode_labels
 from ..errors import InvalidInputError
-from ..neighbors import search
+from ..ops.kneighbors import search
 from ..ops.exact import distance_interval, keys_to_distances
 from ..ops.gram import prefix_reference
-from .psweep import prefix_refine
+from ..ops.psweep import prefix_refine
 from .runner import get_runner, task_working_memory
 from .splitters import StratifiedKFold
 from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_many_k

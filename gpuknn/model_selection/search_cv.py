@@ -23,8 +23,8 @@ from sklearn.pipeline import make_pipeline
 from .._backend import array_namespace, check_int, device_of, to_numpy, validate_matrix
 from .._delegation import take_rows
 from ..base import BaseEstimator, check_is_fitted
-from ..classifiers._base import encode_labels
-from ..classifiers.knn import KNeighborsClassifier
+from .._labels import encode_labels
+from ..neighbors import KNeighborsClassifier
 from ..decomposition import PCA
 from ..errors import InvalidInputError
 from ..metrics import balanced_accuracy_score, f1_score

@@ -21,9 +21,9 @@ from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import bincount
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score
-from ..neighbors import kneighbors
-from ..votes import check_k_values, votes_for_many_k
-from .psweep import neighbors_for_p_sweep
+from ..ops.kneighbors import kneighbors
+from ..ops.votes import check_k_values, votes_for_many_k
+from ..ops.psweep import neighbors_for_p_sweep
 
 __all__ = [
     "neighbors_for_k_sweep",
@@ -117,7 +117,7 @@ def score_many_k(
     function, applied to class indices), called once per k.
 
     ``bounds``, ``refine``: as for :func:`gpuknn.votes_for_many_k` (a
-    :class:`gpuknn.neighbors.Neighbors`' :meth:`~gpuknn.neighbors.Neighbors.vote_args`), so
+    :class:`gpuknn.ops.kneighbors.Neighbors`' :meth:`~gpuknn.ops.kneighbors.Neighbors.vote_args`), so
     that distance-weighted votes are those of the exact distances.
 
     Returns ``{weights: {scorer: array of shape (len(ks),)}}`` on the host.

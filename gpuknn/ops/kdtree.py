@@ -6,7 +6,7 @@ implements the ``algorithm="auto"`` rule of the classifiers:
 
 * ``"kd_tree"`` when the namespace is NumPy, the metric is ``"euclidean"`` or
   ``"sqeuclidean"`` and ``d <= KD_TREE_MAX_DIM`` (15);
-* ``"brute"`` (the tiled GEMM engine, :func:`gpuknn.neighbors.kneighbors`) otherwise.
+* ``"brute"`` (the tiled GEMM engine, :func:`gpuknn.ops.kneighbors.kneighbors`) otherwise.
 
 **Same answer as brute force.** ``cKDTree.query`` orders equal distances arbitrarily, so
 :func:`kdtree_kneighbors` asks for a few more neighbours than needed, re-orders each row by
@@ -155,16 +155,16 @@ def neighbors(
     tree: Any = None,
     names: tuple[str, str] = ("Q", "R"),
 ) -> Any:
-    """k nearest references by the chosen algorithm: a :class:`gpuknn.neighbors.Neighbors`.
+    """k nearest references by the chosen algorithm: a :class:`gpuknn.ops.kneighbors.Neighbors`.
 
     ``algorithm`` is resolved with :func:`resolve_algorithm`; ``"brute"`` calls
-    :func:`gpuknn.neighbors.search` (R an array or a ``PreparedReference``). Ties -> lower
+    :func:`gpuknn.ops.kneighbors.search` (R an array or a ``PreparedReference``). Ties -> lower
     reference index either way, and the same distances. Inputs must already be validated;
     values whose squares overflow are refused on both paths, naming ``names`` (the caller's
     argument names).
     """
     from .._backend import array_namespace  # noqa: PLC0415
-    from ..neighbors import Neighbors, PreparedReference, search  # noqa: PLC0415
+    from .kneighbors import Neighbors, PreparedReference, search  # noqa: PLC0415
     from .limits import check_magnitude  # noqa: PLC0415
 
     data = R.data if isinstance(R, PreparedReference) else R

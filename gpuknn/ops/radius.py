@@ -1,27 +1,58 @@
-"""Fixed-radius votes with exact membership: the tile nominates, exact keys decide.
+"""Everything within a radius, decided exactly: the tile nominates, exact keys decide.
 
-Which references lie within the radius, and a distance-weighted vote among them, are decided
-on the exact distances (:mod:`gpuknn.ops.exact`), as the k-nearest search decides its lists:
-a tile score farther than its certified bound (:mod:`gpuknn.ops.certify`) from the radius
-settles a pair; the pairs within the bound of the radius -- and those that may lie at
-distance 0, where scikit-learn's zero-distance rule changes every weight -- get exact keys.
-A weighted vote whose winner the tile distances cannot settle is decided on the exact
-distances of that row's members, exactly (:func:`gpuknn.votes.exact_winner`).
+Which references lie within the radius of a query (distance ``<= radius``, scikit-learn's
+rule) is decided on the exact distances (:mod:`gpuknn.ops.exact`), as the k-nearest search
+decides its lists: a tile score farther than its certified bound (:mod:`gpuknn.ops.certify`)
+from the radius settles a pair; the pairs within the bound of the radius -- and those that
+may lie at distance 0, where the zero-distance weight rule changes every weight -- get exact
+keys. Three shapes of the one rule:
+
+* :func:`radius_tile` -- a dense ``(rows, n_ref)`` block of distances and its membership
+  (the radius votes and means);
+* :func:`radius_pairs` -- the member pairs of a block with exact distances (the radius
+  graph), and :func:`radius_pairs_kdtree`, the same pairs from a ``cKDTree`` (host NumPy,
+  euclidean family), decided on the same arithmetic (:func:`gpuknn._delegation.sqdist64`);
+* :func:`radius_votes` -- class votes of the members; a weighted vote whose winner the tile
+  distances cannot settle is decided on the exact distances of that row's members
+  (:func:`gpuknn.ops.votes.exact_winner`).
+
+So every backend, tiling and algorithm gives the same members. :func:`radius_rows` is the
+one block budget: query rows per block under ``working_memory``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from .._backend import array_namespace, device_of, to_numpy
+from .._delegation import sqdist64
+from ..errors import InvalidInputError
 from .certify import reference_bound
 from .exact import exact_keys, keys_to_distances
 from .rerank import take_stats
 from .search import Reference, prepare_queries, score_tile
+from .votes import exact_winner
+from .weights import distance_weights
 
-__all__ = ["radius_votes", "radius_key"]
+__all__ = [
+    "radius_key",
+    "check_radius",
+    "radius_rows",
+    "RadiusTile",
+    "radius_tile",
+    "radius_votes",
+    "radius_pairs",
+    "radius_pairs_kdtree",
+    "ragged",
+]
 
 _EUCLID = ("euclidean", "sqeuclidean")
+# Bytes per (query, reference) pair of a dense radius block: the score tile, its float64
+# copy, the masks and, where every pair is a candidate, their positions, keys and distances.
+_BYTES_PER_PAIR = 80
 
 
 def radius_key(radius: float, metric: str) -> float:
@@ -31,6 +62,76 @@ def radius_key(radius: float, metric: str) -> float:
     if metric == "sqeuclidean":
         return -radius
     return 1.0 - radius
+
+
+def radius_rows(n_queries: int, n_ref: int, working_memory: int) -> int:
+    """Query rows per dense radius block: about ten float64 ``(rows, n_ref)`` tiles in
+    ``working_memory`` bytes, at least one row."""
+    return max(1, min(n_queries, int(working_memory) // max(1, n_ref * _BYTES_PER_PAIR)))
+
+
+class RadiusTile(NamedTuple):
+    """A dense radius block (:func:`radius_tile`).
+
+    Attributes
+    ----------
+    dist : float64 array (rows, n_ref)
+        Distances: exact where ``unsure``, the tile's (within ``err``) elsewhere.
+    inside : bool array (rows, n_ref)
+        Membership, exact.
+    unsure : bool array (rows, n_ref)
+        The pairs the tile could not place (near the radius or near 0): exact keys.
+    keys : float64 array (rows, n_ref)
+        The keys of ``dist`` (:mod:`gpuknn.ops.exact`).
+    err : float64 array (rows,)
+        Bound on the key error of the pairs that are not ``unsure``.
+    q_stats : the queries' statistics (for exact keys of further pairs)
+    """
+
+    dist: Any
+    inside: Any
+    unsure: Any
+    keys: Any
+    err: Any
+    q_stats: Any
+
+
+def radius_tile(Xb: Any, ref: Reference, radius: float) -> RadiusTile:
+    """Distances of a query block to every reference and exact membership ``d <= radius``.
+
+    One GEMM nominates; the pairs within its certified bound of the radius or of distance 0
+    get exact keys, so membership and zero distances are exact (the ``"distance"`` weight
+    rule), the other distances the tile's. Complexity: one (rows, n_ref) GEMM plus O(d)
+    float64 work per unsure pair; memory O(rows · n_ref).
+    """
+    xp, metric = array_namespace(Xb), ref.metric
+    q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, Xb.dtype)
+    S = xp.astype(score_tile(q_rows, ref.block(0, ref.shape[0], Xb.dtype).T), xp.float64)
+    e = reference_bound(ref, q_norm, q_stats, Xb.dtype)[:, None]
+    euclid = metric in _EUCLID
+    scale = 0.5 if euclid else 1.0
+
+    def units(key):  # a key in tile units, (rows, 1)
+        return 0.5 * (q_sq[:, None] + key) if euclid else xp.full_like(e, key)
+
+    at_radius, at_zero = units(radius_key(radius, metric)), units(radius_key(0.0, metric))
+    # Pairs the tile cannot place: near the radius, or possibly at distance 0.
+    unsure = (((S >= at_radius - e) & (S <= at_radius + e)) | (S >= at_zero - e)) & (e > 0)
+    keys = (S - 0.5 * q_sq[:, None]) / scale if euclid else S
+    flat_unsure = xp.reshape(unsure, (-1,))
+    flat = xp.nonzero(flat_unsure)[0]
+    if flat.shape[0]:
+        n_ref = S.shape[1]
+        r, c = flat // n_ref, flat % n_ref
+        exact = exact_keys(
+            xp.take(Xb, r, axis=0), ref.data, c[:, None], metric, ref.stats, q_stats=take_stats(q_stats, r)
+        )[:, 0]
+        # Scatter the exact keys back: position of each unsure entry among the unsure ones.
+        pos = xp.clip(xp.cumulative_sum(xp.astype(flat_unsure, xp.int64)) - 1, min=0)
+        keys = xp.reshape(xp.where(flat_unsure, xp.take(exact, pos), xp.reshape(keys, (-1,))), S.shape)
+    dist = keys_to_distances(keys, metric)
+    inside = xp.where(unsure, dist <= radius, S >= at_radius)
+    return RadiusTile(dist, inside, unsure, keys, e[:, 0] / scale, q_stats)
 
 
 def radius_votes(
@@ -48,7 +149,7 @@ def radius_votes(
     ----------
     X : array (n, d), validated, ``ref``'s dtype
     ref : Reference
-        The training rows (kept prepared: :class:`gpuknn.neighbors.PreparedReference`).
+        The training rows (kept prepared: :class:`gpuknn.ops.kneighbors.PreparedReference`).
     onehot : array (n_ref, n_classes)
         One-hot labels of the references, X's dtype.
     radius : float
@@ -81,57 +182,29 @@ def radius_votes(
 
 
 def _block(Xb, ref, onehot, radius, weights, xp):
-    metric, dtype = ref.metric, Xb.dtype
-    q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, dtype)
-    S = xp.astype(score_tile(q_rows, ref.block(0, ref.shape[0], dtype).T), xp.float64)
-    e = reference_bound(ref, q_norm, q_stats, dtype)[:, None]
-    euclid = metric in _EUCLID
-
-    def units(key):  # a key in tile units, (m, 1)
-        return 0.5 * (q_sq[:, None] + key) if euclid else xp.full_like(e, key)
-
-    at_radius, at_zero = units(radius_key(radius, metric)), units(radius_key(0.0, metric))
-    # Pairs the tile cannot place: near the radius, or possibly at distance 0.
-    unsure = ((S >= at_radius - e) & (S <= at_radius + e)) | (S >= at_zero - e)
-    unsure = unsure & (e > 0)
-    inside = S >= at_radius
-    scale = 0.5 if euclid else 1.0
-    key_t = (S - (0.5 * q_sq[:, None] if euclid else 0.0)) / scale
-    flat = xp.nonzero(xp.reshape(unsure, (-1,)))[0]
-    if flat.shape[0]:
-        n_ref = S.shape[1]
-        r, c = flat // n_ref, flat % n_ref
-        keys = exact_keys(
-            xp.take(Xb, r, axis=0), ref.data, c[:, None], metric, ref.stats, q_stats=take_stats(q_stats, r)
-        )[:, 0]
-        pos = xp.clip(xp.cumulative_sum(xp.astype(xp.reshape(unsure, (-1,)), xp.int64)) - 1, min=0)
-        fill = xp.take(keys, pos)
-        key_t = xp.reshape(xp.where(xp.reshape(unsure, (-1,)), fill, xp.reshape(key_t, (-1,))), S.shape)
-    dist = keys_to_distances(key_t, metric)
-    inside = xp.where(unsure, dist <= radius, inside)
+    t = radius_tile(Xb, ref, radius)
+    inside = t.inside
     if weights == "uniform":
         counts = xp.astype(inside, onehot.dtype) @ onehot
         return counts, _winners(counts, inside, xp)
-    zero = inside & (dist == 0)  # exact: every pair that may be at 0 has its exact key
-    has_zero = xp.any(zero, axis=1, keepdims=True)
-    inv = 1.0 / xp.where(dist == 0, xp.ones_like(dist), dist)
-    W = xp.where(has_zero, xp.astype(zero, dist.dtype), xp.where(inside, inv, xp.zeros_like(dist)))
+    W = distance_weights(t.dist, xp, member=inside)  # exact zeros: every pair near 0 is exact
     counts = W @ xp.astype(onehot, xp.float64)
     winners = _winners(counts, inside, xp)
     # Settled where the margin exceeds what the members' distances (tile-derived ones within
     # the bound) and the totals' rounding could move.
-    err = e[:, 0] / scale
-    d_lo = keys_to_distances(key_t + err[:, None], metric)
+    has_zero = xp.any(inside & (t.dist == 0), axis=1, keepdims=True)
+    inv = 1.0 / xp.where(t.dist == 0, xp.ones_like(t.dist), t.dist)
+    d_lo = keys_to_distances(t.keys + t.err[:, None], ref.metric)
     move = xp.where(
-        inside & ~has_zero & ~unsure, 1.0 / xp.where(d_lo > 0, d_lo, xp.ones_like(d_lo)) - inv, xp.zeros_like(inv)
+        inside & ~has_zero & ~t.unsure, 1.0 / xp.where(d_lo > 0, d_lo, xp.ones_like(d_lo)) - inv, xp.zeros_like(inv)
     )
-    slack = xp.sum(move, axis=1) * 2 + 4 * 2.0**-53 * S.shape[1] * xp.sum(W, axis=1)
+    slack = xp.sum(move, axis=1) * 2 + 4 * 2.0**-53 * t.dist.shape[1] * xp.sum(W, axis=1)
     top = xp.max(counts, axis=1)
     cls = xp.arange(counts.shape[1], device=device_of(counts))
     second = xp.max(xp.where(cls[None, :] == winners[:, None], xp.full_like(counts, -1.0), counts), axis=1)
     hinge = xp.any(inside, axis=1) & (top - second <= slack)
     if bool(xp.any(hinge)):
-        winners = _settle(Xb, ref, q_stats, inside, onehot, hinge, winners, xp)
+        winners = _settle(Xb, ref, t.q_stats, inside, onehot, hinge, winners, xp)
     return xp.astype(counts, onehot.dtype), xp.astype(winners, xp.int64)
 
 
@@ -143,8 +216,6 @@ def _winners(counts, inside, xp):
 
 def _settle(Xb, ref, q_stats, inside, onehot, hinge, winners, xp):
     """Winners of the hinging rows from the exact distances of all their members."""
-    from ..votes import exact_winner  # noqa: PLC0415 - votes imports ops
-
     labels = to_numpy(xp.argmax(onehot, axis=1))
     out = to_numpy(winners).copy()
     n_classes = int(onehot.shape[1])
@@ -162,3 +233,109 @@ def _settle(Xb, ref, q_stats, inside, onehot, hinge, winners, xp):
         d = to_numpy(keys_to_distances(keys, ref.metric))[0]
         out[r] = exact_winner(labels[to_numpy(members)], d, n_classes)
     return xp.asarray(out, device=device_of(winners))
+
+
+def radius_pairs(Xb: Any, ref: Reference, radius: float, *, budget: int) -> tuple[Any, Any, Any]:
+    """Every (query, reference) pair of a query block within ``radius``, exactly.
+
+    Parameters
+    ----------
+    Xb : array of shape (m, d), validated, ``ref``'s dtype
+    ref : Reference
+        The prepared training rows (:class:`gpuknn.ops.kneighbors.PreparedReference`).
+    radius : float
+        Pairs at exact distance ``<= radius`` (metric units) are members.
+    budget : int
+        Bytes for the gathered rows of the exact pass (chunked under it).
+
+    Returns
+    -------
+    rows, columns : int64 arrays of shape (n_pairs,)
+        Query row (within the block) and reference index, in (row, column) order.
+    distances : array of shape (n_pairs,), Xb's dtype
+        The exact (float64, rounded once) distances.
+
+    Complexity: one (m, n_ref) GEMM, O(d) float64 work per pair inside the radius or near
+    it; memory O(m · n_ref) for the scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ref = Reference(np.array([[0.0], [1.0], [3.0]]), "euclidean", keep_rows=True)
+    >>> radius_pairs(np.array([[0.5], [3.0]]), ref, 1.0, budget=1 << 20)
+    (array([0, 0, 1]), array([0, 1, 2]), array([0.5, 0.5, 0. ]))
+    """
+    xp, metric, dtype = array_namespace(Xb), ref.metric, Xb.dtype
+    n_ref = ref.shape[0]
+    q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, dtype)
+    S = xp.astype(score_tile(q_rows, ref.block(0, n_ref, dtype).T), xp.float64)
+    e = reference_bound(ref, q_norm, q_stats, dtype)
+    key = radius_key(radius, metric)
+    # The radius in tile units (euclidean family: (|q - c|^2 + key) / 2), lowered by the
+    # tile's certified error and a few float64 ulps of the units themselves (the radius's
+    # own rounding): every true member is a candidate; the exact pass decides.
+    at = 0.5 * (q_sq + key) if metric in _EUCLID else xp.full_like(e, key)
+    slack = 2.0**-40 * ((0.5 * (q_sq + abs(key))) if metric in _EUCLID else xp.full_like(e, 1 + abs(key)))
+    cand = xp.nonzero(xp.reshape(S >= (at - e - slack)[:, None], (-1,)))[0]
+    r, c = cand // n_ref, cand % n_ref
+    # Exact keys pair by pair, in chunks of gathered query rows within the budget.
+    n_cand = int(cand.shape[0])
+    step = max(1, budget // (4 * 8 * (ref.shape[1] + 4)))
+    keys = []
+    for p0 in range(0, n_cand, step):
+        rp, cp = r[p0 : min(p0 + step, n_cand)], c[p0 : min(p0 + step, n_cand)]
+        keys.append(
+            exact_keys(
+                xp.take(Xb, rp, axis=0), ref.data, cp[:, None], metric, ref.stats, q_stats=take_stats(q_stats, rp)
+            )[:, 0]
+        )
+    if not keys:
+        empty = xp.zeros(0, dtype=xp.int64, device=device_of(Xb))
+        return empty, empty, xp.zeros(0, dtype=dtype, device=device_of(Xb))
+    d = keys_to_distances(keys[0] if len(keys) == 1 else xp.concat(keys), metric)
+    inside = xp.nonzero(d <= radius)[0]
+    return (
+        xp.astype(xp.take(r, inside), xp.int64),
+        xp.astype(xp.take(c, inside), xp.int64),
+        xp.astype(xp.take(d, inside), dtype),
+    )
+
+
+def radius_pairs_kdtree(Xb: Any, tree: Any, radius: float, metric: str, *, dtype: Any = None):
+    """:func:`radius_pairs` through a ``cKDTree`` of the references (host NumPy; euclidean
+    or sqeuclidean): the same members, order and exact distances (float64, or ``dtype``)."""
+    from scipy.spatial import cKDTree  # noqa: PLC0415 - scipy import is slow, only when used
+
+    Xh = np.asarray(Xb, dtype=np.float64)
+    r_tree = math.sqrt(radius) if metric == "sqeuclidean" else radius
+    # A hair beyond the radius: membership is decided below on the exact distances.
+    pairs = cKDTree(Xh).sparse_distance_matrix(tree, r_tree * (1 + 1e-9) + 1e-300, output_type="ndarray")
+    qi, rj = pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
+    d = sqdist64(Xh[qi], tree.data[rj])  # the brute engine's exact arithmetic
+    if metric == "euclidean":
+        d = np.sqrt(d)
+    keep = d <= radius
+    qi, rj, d = qi[keep], rj[keep], d[keep]
+    o = np.lexsort((rj, qi))
+    return qi[o], rj[o], d[o] if dtype is None else d[o].astype(dtype)
+
+
+def check_radius(radius: Any) -> float:
+    """``radius`` as a finite float ``>= 0``, or :class:`InvalidInputError` naming it."""
+    if isinstance(radius, bool):
+        raise InvalidInputError(f"radius must be a number, got {radius!r}")
+    try:
+        r = float(radius)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"radius must be a number, got {radius!r}") from None
+    if not (math.isfinite(r) and r >= 0):
+        raise InvalidInputError(f"radius must be finite and >= 0, got {radius!r}")
+    return r
+
+
+def ragged(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """NumPy object array whose entry i is ``values[indptr[i]:indptr[i + 1]]``."""
+    out = np.empty(indptr.shape[0] - 1, dtype=object)
+    for i, part in enumerate(np.split(values, indptr[1:-1])):
+        out[i] = part  # assigned one by one: equal lengths must not make a 2-D array
+    return out

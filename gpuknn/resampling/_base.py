@@ -6,7 +6,7 @@
 * ``sampling_strategy`` follows imbalanced-learn's ``check_sampling_strategy`` exactly
   (strings, float, dict, list, callable) and gives ``sampling_strategy_``, a dict
   ``{label: n}`` sorted by label.
-* Neighbour searches go through :func:`gpuknn.neighbors.kneighbors`; :func:`self_neighbors`
+* Neighbour searches go through :func:`gpuknn.ops.kneighbors.kneighbors`; :func:`self_neighbors`
   removes each sample from its own list **by index** (not by dropping column 0), so an exact
   duplicate with a lower index stays a neighbour.
 """
@@ -24,9 +24,9 @@ from sklearn.base import OneToOneFeatureMixin
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._delegation import take_rows
 from ..base import BaseEstimator, validate_data
-from ..classifiers._base import encode_host
+from .._labels import encode_host
 from ..errors import InvalidInputError
-from ..neighbors import kneighbors
+from ..ops.kneighbors import kneighbors
 
 __all__ = ["BaseSampler", "Labels", "encode_labels", "check_sampling_strategy", "self_neighbors", "gather"]
 
@@ -67,7 +67,7 @@ class Labels:
 
 
 def encode_labels(y: Any, n_samples: int) -> Labels:
-    """:func:`gpuknn.classifiers._base.encode_host`, and at least two classes to resample."""
+    """:func:`gpuknn._labels.encode_host`, and at least two classes to resample."""
     classes, codes, counts, first = encode_host(y, n_samples)
     if classes.shape[0] < 2:
         raise InvalidInputError(f"y needs at least 2 classes to resample, got {classes.shape[0]}: {classes.tolist()}")

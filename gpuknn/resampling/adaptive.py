@@ -2,7 +2,7 @@
 with imbalanced-learn 0.14's semantics.
 
 Both decide *where* to generate from the classes of each sample's neighbours in the whole
-data set (one batched :func:`gpuknn.neighbors.kneighbors` call per class), then build every
+data set (one batched :func:`gpuknn.ops.kneighbors.kneighbors` call per class), then build every
 new point in one vectorised expression in X's namespace, as :class:`~gpuknn.resampling.SMOTE`
 does. The random numbers are drawn on the host with :func:`numpy.random.default_rng` **in the
 order imbalanced-learn draws them from its ``RandomState``** (same calls, same sizes, same

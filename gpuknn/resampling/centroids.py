@@ -1,5 +1,5 @@
 """Prototype generation by clustering (imbalanced-learn's ``ClusterCentroids``) on gpuknn's
-:class:`~gpuknn.cluster.KMeans` and :func:`~gpuknn.neighbors.kneighbors`."""
+:class:`~gpuknn.cluster.KMeans` and :func:`~gpuknn.ops.kneighbors.kneighbors`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .._delegation import take_rows
 from ..base import clone, validate_data
 from ..cluster import KMeans
 from ..errors import InvalidInputError
-from ..neighbors import kneighbors
+from ..ops.kneighbors import kneighbors
 from ._base import BaseSampler, check_sampling_strategy, encode_labels
 
 __all__ = ["ClusterCentroids"]

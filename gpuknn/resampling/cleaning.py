@@ -1,7 +1,7 @@
 """Cleaning under-samplers: Tomek links, Wilson's edited nearest neighbours, and the
 neighbourhood cleaning rule — imbalanced-learn's semantics, one batched neighbour search each.
 
-Every search is one :func:`gpuknn.neighbors.kneighbors` call over the rows that need it
+Every search is one :func:`gpuknn.ops.kneighbors.kneighbors` call over the rows that need it
 (tiled, so it runs on a GPU under CuPy); the decisions are vectorised array operations in
 X's namespace. Only the kept indices come back to the host.
 """
@@ -14,7 +14,7 @@ import numpy as np
 
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
-from ..votes import vote_counts
+from ..ops.votes import vote_counts
 from ._base import BaseSampler, Labels, gather, self_neighbors
 
 __all__ = ["TomekLinks", "EditedNearestNeighbours", "NeighbourhoodCleaningRule", "tomek_keep", "enn_keep"]

@@ -3,7 +3,7 @@
 
 CNN is inherently sequential (each addition changes the store that classifies the next
 candidate). It is batched as follows: candidates are taken in blocks of ``block_size``; one
-:func:`gpuknn.neighbors.kneighbors` call gives the whole block's k nearest store members; the
+:func:`gpuknn.ops.kneighbors.kneighbors` call gives the whole block's k nearest store members; the
 block is then scanned with vectorised votes for the *first* misclassified candidate, which is
 added to the store, and only the rest of the block is updated against the new member. The
 distances among a block's candidates come from one more search per block (the block against
@@ -21,8 +21,8 @@ import numpy as np
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
-from ..neighbors import kneighbors
-from ..votes import votes_for_many_k
+from ..ops.kneighbors import kneighbors
+from ..ops.votes import votes_for_many_k
 from ._base import BaseSampler, Labels, gather
 from .cleaning import tomek_keep
 

@@ -22,8 +22,8 @@ from ..errors import InvalidInputError
 from ..metrics import borda_rank, roc_auc_score
 from ..model_selection import StratifiedKFold
 from ..model_selection.cv import check_folds
-from ..neighbors import kneighbors
-from ..votes import vote_counts
+from ..ops.kneighbors import kneighbors
+from ..ops.votes import vote_counts
 from ._base import gather
 
 __all__ = ["KNNScorer", "default_knn_scorers", "knn_positive_scores", "ResampledCVResult", "cross_validate_resampled"]

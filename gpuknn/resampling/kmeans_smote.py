@@ -2,7 +2,7 @@
 
 The whole data set is clustered once; for each class to over-sample, the clusters where the
 class is frequent enough are kept, weighted by the sparsity of the class inside them, and
-SMOTE runs inside each kept cluster (one :func:`gpuknn.neighbors.kneighbors` call per
+SMOTE runs inside each kept cluster (one :func:`gpuknn.ops.kneighbors.kneighbors` call per
 cluster, every new point of the cluster built in one vectorised expression in X's namespace).
 """
 

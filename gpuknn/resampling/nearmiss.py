@@ -2,7 +2,7 @@
 
 Each class to under-sample is ranked by the sum of distances to minority samples and the
 best-ranked samples are kept. Every distance comes from one batched
-:func:`gpuknn.neighbors.kneighbors` call per class (tiled, in X's namespace, on its device);
+:func:`gpuknn.ops.kneighbors.kneighbors` call per class (tiled, in X's namespace, on its device);
 only the per-sample distance sums and the chosen indices cross to the host.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
-from ..neighbors import kneighbors
+from ..ops.kneighbors import kneighbors
 from ._base import BaseSampler, Labels
 
 __all__ = ["NearMiss"]

@@ -2,7 +2,7 @@
 SMOTE + ENN (Batista et al. 2004), as in imbalanced-learn.
 
 The k minority neighbours of every minority sample come from one batched
-:func:`gpuknn.neighbors.kneighbors` call per class; the random choices (base sample,
+:func:`gpuknn.ops.kneighbors.kneighbors` call per class; the random choices (base sample,
 neighbour, step) are drawn on the host and all new rows are built in one vectorised
 expression in X's namespace.
 """

@@ -30,14 +30,14 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
-from ..classifiers.cdnn import centroid_displacement_predict
-from ..classifiers.centroid import class_means
+from ..neighbors import centroid_displacement_predict
+from ..neighbors import class_means
 from ..errors import InvalidInputError
 from ..metrics import f1_score
 from ..model_selection import RepeatedStratifiedKFold
-from ..neighbors import PreparedReference, kneighbors, search
+from ..ops.kneighbors import PreparedReference, kneighbors, search
 from ..ops.radius import radius_votes
-from ..votes import votes_for_many_k
+from ..ops.votes import votes_for_many_k
 
 __all__ = ["DATASETS", "METHODS", "PUBLISHED", "load_study_dataset", "run_cdnn_study"]
 

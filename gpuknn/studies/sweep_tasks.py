@@ -95,8 +95,8 @@ def final_task(X_train, y_dev, X_test, y_test, *, best, n_classes, config) -> di
     """The chosen setting refitted on the whole training set and scored once on the test
     set (``y_test``: class codes on the host): its journal record."""
     t0 = time.perf_counter()
-    from ..neighbors import search  # noqa: PLC0415
-    from ..votes import votes_for_many_k  # noqa: PLC0415
+    from ..ops.kneighbors import search  # noqa: PLC0415
+    from ..ops.votes import votes_for_many_k  # noqa: PLC0415
 
     xp = array_namespace(X_train)
     Xtr, Xte = scaled(X_train, X_test, config.scale, xp)

@@ -24,15 +24,15 @@ from .._backend import (
 )
 from .._delegation import dot64, gram_accumulate, matmul_unit_roundoff
 from ..errors import InvalidInputError
-from ..neighbors import candidate_margin
-from ..ops.distance import check_metric
-from ..ops.exact import exact_keys, keys_to_distances, row_stats
-from ..ops.gram import prefix_bound, prefix_reference, prefix_stats, score_from_gram
-from ..ops.groups import rerank_groups
-from ..ops.rerank import KEY_MAX, collect_top, rerank, take_stats
-from ..ops.rows import replace_rows
-from ..ops.search import round_down
-from ..ops.topk import pad_lists, topk_largest, update_topk
+from .kneighbors import candidate_margin
+from .distance import check_metric
+from .exact import exact_keys, keys_to_distances, row_stats
+from .gram import prefix_bound, prefix_reference, prefix_stats, score_from_gram
+from .groups import rerank_groups
+from .rerank import KEY_MAX, collect_top, rerank, take_stats
+from .rows import replace_rows
+from .search import round_down
+from .topk import pad_lists, topk_largest, update_topk
 
 __all__ = ["neighbors_for_p_sweep", "check_grid", "prefix_refine"]
 
@@ -81,14 +81,14 @@ def neighbors_for_p_sweep(
         :func:`gpuknn.ops.gram.prefix_reference` of Z_train at each p of the sorted grid,
         when the caller has them already.
     labels : int array (n_train,), optional
-        As for :func:`gpuknn.neighbors.search`: the caller reads only labels and certified
+        As for :func:`gpuknn.ops.kneighbors.search`: the caller reads only labels and certified
         distances, so neighbours of one label may keep their tile order among themselves.
 
     Returns
     -------
     dict p -> (distances (n_test, k_max), indices (n_test, k_max))
         The neighbour lists of ``kneighbors(Z_test[:, :p], Z_train[:, :p], k_max)``: the
-        same tile-nominates, exact-pass-decides contract (:mod:`gpuknn.neighbors`), with
+        same tile-nominates, exact-pass-decides contract (:mod:`gpuknn.ops.kneighbors`), with
         tile scores from the accumulated Gram matrix.
 
     Notes

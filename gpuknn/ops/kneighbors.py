@@ -27,24 +27,25 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ._backend import (
+from .._backend import (
     array_namespace,
     check_int,
+    device_of,
     is_out_of_memory,
     preferred_tile_bytes,
     validate_matrix,
 )
-from ._delegation import on_input_device
-from .errors import InvalidInputError
-from .ops.certify import reference_bound
-from .ops.distance import check_metric, validate_pair
-from .ops.exact import distance_interval, exact_keys, keys_to_distances
-from .ops.groups import rerank_groups
-from .ops.limits import check_magnitude, check_working_memory, raise_to_minimum, warn_many_tiles
-from .ops.rerank import rerank
-from .ops.rerank import second_pass as _second_pass  # a module global: tests count its calls
-from .ops.rows import replace_rows
-from .ops.search import (
+from .._delegation import on_input_device
+from ..errors import InvalidInputError
+from .certify import reference_bound
+from .distance import check_metric, validate_pair
+from .exact import distance_interval, exact_keys, keys_to_distances
+from .groups import rerank_groups
+from .limits import check_magnitude, check_working_memory, raise_to_minimum, warn_many_tiles
+from .rerank import rerank
+from .rerank import second_pass as _second_pass  # a module global: tests count its calls
+from .rows import replace_rows
+from .search import (
     Reference,
     TilePlan,
     nominate,
@@ -60,6 +61,7 @@ __all__ = [
     "kneighbors_keys",
     "plan_tiles",
     "candidate_margin",
+    "drop_self",
 ]
 
 # Float64 searches at least this large (queries x references x row width) run their tile
@@ -298,7 +300,7 @@ def kneighbors_keys(
 ) -> tuple[Any, Any, Any]:
     """Keys (float64, descending), indices (n_queries, k) and key errors of validated input.
 
-    The engine of :func:`kneighbors` (and of :func:`gpuknn.partial.kneighbors_partial`):
+    The engine of :func:`kneighbors` (and of :func:`gpuknn.ops.partial.kneighbors_partial`):
     plans the tiles, retries with halved tiles on an out-of-memory error. The order is the
     exact one always; ``err`` (n_queries,) bounds ``|key - exact key|`` of the entries
     whose order the tile settled (:mod:`gpuknn.ops.groups`; float32 input), 0 where every
@@ -397,3 +399,15 @@ def _search_chunk(
         [(res.keys, keys_bad), (res.index, idx_bad), (res.err, xp.zeros_like(res.err[: bad.shape[0]]))],
     )
     return keys, idx, err
+
+
+def drop_self(dist: Any, idx: Any, xp: Any) -> tuple[Any, Any]:
+    """Lists of k + 1 without each row's own index (or, absent, without the first entry);
+    row i's own index is i (a dask task shifts a chunk's indices by its first row)."""
+    n, k1 = int(idx.shape[0]), int(idx.shape[1])
+    dev = device_of(idx)
+    own = xp.astype(idx == xp.arange(n, dtype=idx.dtype, device=dev)[:, None], xp.int32)
+    at = xp.argmax(own, axis=1)  # its column; 0 when absent (scikit-learn drops the first)
+    left = xp.arange(k1 - 1, device=dev)[None, :] < xp.astype(at, xp.int64)[:, None]
+    # Entries left of the dropped one stay, those right of it shift one place left.
+    return (xp.where(left, dist[:, :-1], dist[:, 1:]), xp.where(left, idx[:, :-1], idx[:, 1:]))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._backend import device_of
+from .._backend import array_namespace, device_of
 from ..errors import InvalidInputError
-from ..neighbors import kneighbors
+from ..ops.kneighbors import kneighbors
 from ..ops.distance import check_metric
+from ..base import BaseEstimator, check_query, validate_data
 from ._base import NeighborsClassifierMixin
 
 __all__ = ["NearestCentroid", "class_means"]
@@ -29,8 +30,6 @@ def class_means(X: Any, y_enc: Any, n_classes: int) -> tuple[Any, Any]:
 
     Complexity O(n · d · n_classes).
     """
-    from .._backend import array_namespace  # noqa: PLC0415
-
     xp = array_namespace(X, y_enc)
     classes = xp.arange(n_classes, device=device_of(y_enc))
     onehot = xp.astype(y_enc[:, None] == classes[None, :], X.dtype)  # (n, C)
@@ -39,7 +38,7 @@ def class_means(X: Any, y_enc: Any, n_classes: int) -> tuple[Any, Any]:
     return sums / xp.where(counts > 0, counts, xp.ones_like(counts))[:, None], counts
 
 
-class NearestCentroid(NeighborsClassifierMixin):
+class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
     """Predict the class whose training mean is nearest, like scikit-learn's (uniform priors).
 
     Parameters
@@ -74,7 +73,9 @@ class NearestCentroid(NeighborsClassifierMixin):
     def fit(self, X: Any, y: Any) -> NearestCentroid:
         """Compute the class means."""
         check_metric(self.metric)
-        self._fit_data(X, y)
+        self._fit_X = validate_data(self, X, reset=True)
+        self.n_features_in_ = int(self._fit_X.shape[1])
+        self._fit_labels(y)
         n_classes = int(self.classes_.shape[0])
         if n_classes < 2:
             raise InvalidInputError(f"NearestCentroid needs at least 2 classes, got {n_classes} class(es)")
@@ -83,6 +84,6 @@ class NearestCentroid(NeighborsClassifierMixin):
 
     def predict(self, X: Any) -> Any:
         """Label of the nearest centroid for every row of X, shape (n_queries,)."""
-        X, _ = self._check_query(X)
+        X, _ = check_query(self, X)
         idx = kneighbors(X, self.centroids_, 1, metric=self.metric, return_distance=False)
         return self._decode(idx[:, 0])

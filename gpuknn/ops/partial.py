@@ -26,14 +26,14 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from ._backend import array_namespace, check_int, device_of
-from ._delegation import on_input_device
-from .errors import InvalidInputError
-from .neighbors import kneighbors_keys, resolve_inputs
-from .ops.distance import check_metric
-from .ops.exact import keys_to_distances
-from .ops.limits import check_working_memory
-from .ops.topk import merge_topk
+from .._backend import array_namespace, check_int, device_of
+from .._delegation import on_input_device
+from ..errors import InvalidInputError
+from .kneighbors import kneighbors_keys, resolve_inputs
+from .distance import check_metric
+from .exact import keys_to_distances
+from .limits import check_working_memory
+from .topk import merge_topk
 
 __all__ = ["PartialNeighbors", "kneighbors_partial", "merge_partial", "finalize_partial"]
 
@@ -73,7 +73,7 @@ def kneighbors_partial(
     Parameters
     ----------
     Q : array (n_queries, d)
-    R : array (n_shard, d) or :class:`~gpuknn.neighbors.PreparedReference`
+    R : array (n_shard, d) or :class:`~gpuknn.ops.kneighbors.PreparedReference`
         The shard: references ``offset .. offset + n_shard - 1`` of the whole set. A shard
         with fewer than k rows fills the rest with ``(-inf, -1)``.
     k : int, >= 1

@@ -1,68 +1,74 @@
-"""Unsupervised neighbour search with scikit-learn's API: ``NearestNeighbors``
-(``sklearn.neighbors``' contract: ``X=None`` asks about the training rows, each left out of
-its own neighbours). Its fitted-data storage, k-nearest queries and k-neighbours graphs
-(``_NeighborsBase``) are shared with :class:`~gpuknn.KNeighborsTransformer`
-(:mod:`gpuknn.transformer`).
-
-* **k nearest**: the engine of :class:`~gpuknn.KNeighborsClassifier`
-  (:func:`gpuknn.ops.kdtree.neighbors`): the top k by exact distance, ties to the lower index.
-* **within a radius**: query blocks under ``working_memory``, never the whole
-  ``n x n_fit`` matrix; membership (``distance <= radius``) and distances exact
-  (:mod:`gpuknn.ops.radius_search`).
+"""What every neighbour estimator shares: :class:`NeighborsBase` (the training rows stored
+and indexed once at ``fit``, the one ``n_neighbors`` check, the one call of the engine),
+:class:`KNeighborsMixin` (``kneighbors``, ``kneighbors_graph``), :class:`RadiusNeighborsMixin`
+(``radius_neighbors``, ``radius_neighbors_graph``) and :class:`NeighborsClassifierMixin`
+(labels encoded at ``fit``, decoded at ``predict``) -- the shape of scikit-learn's
+``sklearn.neighbors._base``.
 
 **Where the results live.** ``kneighbors`` answers in the input's namespace and on its
 device. ``radius_neighbors`` returns host NumPy object arrays of per-query NumPy arrays, as
 scikit-learn does (no array library has ragged arrays). Graphs are
 ``cupyx.scipy.sparse.csr_matrix`` on the input's GPU for CuPy input and
 ``scipy.sparse.csr_matrix`` on the host otherwise (torch, ``array_api_strict``).
+
+**Dask training data** stays lazy: the query methods answer through
+:mod:`gpuknn.neighbors._dask` (imported only when a dask array is met).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import array_api_compat
 import numpy as np
+from sklearn.base import ClassifierMixin
 
-from ._backend import array_namespace, check_int, default_working_memory, device_of, to_numpy
-from ._delegation import bincount, csr_matrix, device_scope, order_rows
-from .base import BaseEstimator, check_is_fitted, check_query, uses_dask, validate_data
-from .errors import InvalidInputError
-from .neighbors import PreparedReference
-from .ops.distance import check_metric
-from .ops.kdtree import build_tree, neighbors, resolve_algorithm
-from .ops.limits import check_working_memory
-from .ops.radius_search import check_radius, radius_block, radius_block_kdtree, ragged
+from .._backend import array_namespace, check_int, device_of, to_numpy
+from .._delegation import bincount, csr_matrix, device_scope, order_rows
+from .._labels import encode_labels
+from ..base import BaseEstimator, check_is_fitted, check_query, uses_dask, validate_data
+from ..errors import InvalidInputError
+from ..ops.distance import check_metric
+from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
+from ..ops.kneighbors import PreparedReference, drop_self
+from ..ops.limits import check_working_memory
+from ..ops.radius import check_radius, radius_pairs, radius_pairs_kdtree, radius_rows, ragged
 
-__all__ = ["NearestNeighbors"]
+__all__ = ["NeighborsBase", "KNeighborsMixin", "RadiusNeighborsMixin", "NeighborsClassifierMixin"]
 
 _MODES = ("connectivity", "distance")
-# Bytes per score of a radius block: the tile, its float64 copy, the candidate mask and, when
-# every pair is a candidate, their positions, rows, columns, keys and distances.
-_RADIUS_BYTES_PER_PAIR = 80
 
 
-class _NeighborsBase(BaseEstimator):
-    """Fitted-data storage, k-nearest queries and k-neighbours graphs of ``NearestNeighbors`` and
-    :class:`~gpuknn.KNeighborsTransformer` (:mod:`gpuknn.transformer`)."""
+def check_mode(mode: Any) -> None:
+    """``mode`` of a graph method: ``"connectivity"`` or ``"distance"``."""
+    if mode not in _MODES:
+        raise InvalidInputError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
+
+
+class NeighborsBase(BaseEstimator):
+    """Fitted-data storage and search of every neighbour estimator.
+
+    ``fit`` validates the training rows once, keeps them in ``_fit_X`` and builds the
+    search structure once: the prepared rows of the brute-force engine
+    (:class:`~gpuknn.ops.kneighbors.PreparedReference`) or a k-d tree. Subclasses set
+    ``_needs_distance`` when ``metric="inner"`` (a similarity) makes no sense for them.
+    """
+
+    _needs_distance = False
 
     def _check_params(self) -> None:
         """Estimator-specific parameter checks (run first in ``fit``)."""
 
-    def fit(self, X: Any, y: Any = None) -> _NeighborsBase:
-        """Store the validated training rows ``X`` (n_samples, n_features); ``y`` is ignored.
-
-        Builds the search structure once: the prepared rows of the brute-force engine, or a
-        k-d tree (``algorithm`` resolved as in :class:`~gpuknn.KNeighborsClassifier`).
-        """
+    def _fit(self, X: Any) -> Any:
+        """Validate and store X, build the index; returns X's namespace."""
         check_metric(self.metric)
-        if self.metric == "inner":
+        if self._needs_distance and self.metric == "inner":
             raise InvalidInputError(
                 f"{type(self).__name__} needs a distance; metric='inner' is not one "
                 "(gpuknn.kneighbors(..., metric='inner') ranks by inner product)"
             )
-        if self.working_memory is not None:
+        if getattr(self, "working_memory", None) is not None:
             check_working_memory(self.working_memory, np)
-        check_int(self.n_neighbors, name="n_neighbors", low=1)
         self._check_params()
         xp = array_namespace(X)
         X = validate_data(self, X, reset=True, xp=xp)  # a dask X (if accepted) stays lazy
@@ -71,9 +77,9 @@ class _NeighborsBase(BaseEstimator):
         self.n_samples_fit_ = int(X.shape[0])
         self.effective_metric_ = self.metric
         self.effective_metric_params_ = {}
-        self._fit_method = resolve_algorithm(self.algorithm, xp, self.metric, self.n_features_in_)
+        self._fit_method = resolve_algorithm(getattr(self, "algorithm", "brute"), xp, self.metric, self.n_features_in_)
         self._build_index()
-        return self
+        return xp
 
     def _build_index(self) -> None:
         if uses_dask(self):  # searched by gpuknn.distributed at each query: nothing to build
@@ -93,17 +99,45 @@ class _NeighborsBase(BaseEstimator):
         if "_fit_X" in state:
             self._build_index()
 
-    def _check_k(self, n_neighbors: Any, query_is_train: bool) -> int:
+    def _check_n_neighbors(
+        self, n_neighbors: Any = None, *, query_is_train: bool = False, n_queries: int | None = None
+    ) -> int:
+        """``n_neighbors`` (default ``self.n_neighbors``) as an int in ``[1, n_samples_fit_]``
+        (one less when the training rows query themselves, each left out of its own list);
+        scikit-learn's message, ``n_queries`` (default: the training rows) its ``n_samples``."""
         k = check_int(self.n_neighbors if n_neighbors is None else n_neighbors, name="n_neighbors", low=1)
         n_fit = self.n_samples_fit_
         if k > n_fit - query_is_train:
-            rule = (
-                "n_neighbors < n_samples_fit (X=None: each sample is left out of its own list)"
-                if query_is_train
-                else "n_neighbors <= n_samples_fit"
+            rule = "n_neighbors < n_samples_fit (X=None: each sample is left out of its own list)"
+            raise InvalidInputError(
+                f"Expected {rule if query_is_train else 'n_neighbors <= n_samples_fit'}, but "
+                f"n_neighbors = {k}, n_samples_fit = {n_fit}, n_samples = {n_fit if n_queries is None else n_queries}"
             )
-            raise InvalidInputError(f"expected {rule}, got n_neighbors={k}, n_samples_fit={n_fit}")
         return k
+
+    def _neighbors(self, X: Any, k: int) -> Any:
+        """The :class:`~gpuknn.ops.kneighbors.Neighbors` of validated X (the one engine call)."""
+        return neighbors(
+            X,
+            self._ref if self._ref is not None else self._fit_X,
+            k,
+            metric=self.metric,
+            algorithm=self._fit_method,
+            working_memory=self.working_memory,
+            tree=self._tree,
+            names=("X", "X"),
+        )
+
+    def _query(self, X: Any) -> tuple[Any, Any]:
+        """``(X, xp)``: the validated query, or the training rows for ``X=None``."""
+        if X is None:
+            check_is_fitted(self, "_fit_X")
+            return self._fit_X, array_namespace(self._fit_X)
+        return check_query(self, X)
+
+
+class KNeighborsMixin:
+    """``kneighbors`` and ``kneighbors_graph`` of a fitted :class:`NeighborsBase`."""
 
     def kneighbors(self, X: Any = None, n_neighbors: int | None = None, return_distance: bool = True):
         """The k nearest training rows of each query, nearest first.
@@ -130,24 +164,15 @@ class _NeighborsBase(BaseEstimator):
         """
         check_is_fitted(self, "_fit_X")
         train = X is None
-        k = self._check_k(n_neighbors, train)
-        X, xp = (self._fit_X, array_namespace(self._fit_X)) if train else check_query(self, X)
+        k = self._check_n_neighbors(n_neighbors, query_is_train=train)
+        X, xp = self._query(X)
         if uses_dask(self, X):  # dask data: lazy for a dask query (or X=None), else computed
-            from .distributed.estimators import kneighbors  # noqa: PLC0415 - Dask only with its arrays
+            from ._dask import kneighbors  # noqa: PLC0415 - Dask only with its arrays
 
             return kneighbors(self, None if train else X, k, return_distance)
         # On the fitted data's device (CuPy creates on the current one; X=None names none).
         with device_scope(self._fit_X):
-            nb = neighbors(
-                X,
-                self._ref if self._ref is not None else self._fit_X,
-                k + train,
-                metric=self.metric,
-                algorithm=self._fit_method,
-                working_memory=self.working_memory,
-                tree=self._tree,
-                names=("X", "X"),
-            )
+            nb = self._neighbors(X, k + train)
             dist, idx = nb.output_distances(), nb.indices
             if train:
                 dist, idx = drop_self(dist, idx, array_namespace(idx))
@@ -162,13 +187,13 @@ class _NeighborsBase(BaseEstimator):
         dask data too (a sparse matrix is no dask array).
         """
         check_is_fitted(self, "_fit_X")
-        _check_mode(mode)
+        check_mode(mode)
         if mode == "connectivity":
             idx, data = self.kneighbors(X, n_neighbors, return_distance=False), None
         else:
             data, idx = self.kneighbors(X, n_neighbors)
         if uses_dask(self, idx):
-            from .distributed.estimators import computed  # noqa: PLC0415
+            from ._dask import computed  # noqa: PLC0415
 
             data, idx = computed(data, idx)
         xp, dev = array_namespace(idx), device_of(idx)
@@ -179,95 +204,8 @@ class _NeighborsBase(BaseEstimator):
             return csr_matrix(data, xp.reshape(idx, (-1,)), indptr, (n, self.n_samples_fit_))
 
 
-def _check_mode(mode: Any) -> None:
-    if mode not in _MODES:
-        raise InvalidInputError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
-
-
-def drop_self(dist: Any, idx: Any, xp: Any) -> tuple[Any, Any]:
-    """Lists of k + 1 without each row's own index (or, absent, without the first entry);
-    row i's own index is i (a dask task shifts a chunk's indices by its first row)."""
-    n, k1 = int(idx.shape[0]), int(idx.shape[1])
-    dev = device_of(idx)
-    own = xp.astype(idx == xp.arange(n, dtype=idx.dtype, device=dev)[:, None], xp.int32)
-    at = xp.argmax(own, axis=1)  # its column; 0 when absent (scikit-learn drops the first)
-    left = xp.arange(k1 - 1, device=dev)[None, :] < xp.astype(at, xp.int64)[:, None]
-    # Entries left of the dropped one stay, those right of it shift one place left.
-    return (xp.where(left, dist[:, :-1], dist[:, 1:]), xp.where(left, idx[:, :-1], idx[:, 1:]))
-
-
-class NearestNeighbors(_NeighborsBase):
-    """Unsupervised neighbour search, exact, on NumPy, CuPy, torch or any array-API namespace.
-
-    scikit-learn's ``sklearn.neighbors.NearestNeighbors`` on gpuknn's engine.
-
-    Parameters
-    ----------
-    n_neighbors : int, default 5
-        Default k of :meth:`kneighbors` and :meth:`kneighbors_graph`.
-    radius : float, default 1.0
-        Default radius of :meth:`radius_neighbors` (metric units: ``sqeuclidean`` squared,
-        ``cosine``/``correlation`` ``1 - similarity``).
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
-    algorithm : {"auto", "brute", "kd_tree"}
-        As in :class:`~gpuknn.KNeighborsClassifier`; same answers either way.
-    working_memory : int, optional
-        Byte budget of the search tiles (see :func:`gpuknn.kneighbors`); with dask data, of
-        each task (:func:`gpuknn.distributed.kneighbors`).
-
-    Attributes
-    ----------
-    n_features_in_, n_samples_fit_ : int
-    effective_metric_ : str
-    effective_metric_params_ : dict (empty)
-
-    Notes
-    -----
-    :meth:`radius_neighbors` returns **host NumPy object arrays** (one NumPy array per
-    query, as scikit-learn); the graph methods return CSR matrices (CuPy's for CuPy input,
-    SciPy's otherwise). Ties: equal distances -> lower training index. Each query costs
-    O(n_samples_fit · n_features) (brute).
-
-    **Dask training data.** ``fit`` keeps a dask X lazy (nothing computed);
-    :meth:`kneighbors` runs :func:`gpuknn.distributed.kneighbors` (the same lists as the
-    NumPy fit; lazy dask arrays chunked by rows for a dask query or ``X=None``, computed
-    arrays in the query's namespace otherwise) and :meth:`kneighbors_graph` computes its
-    graph. ``algorithm="kd_tree"`` and the radius methods refuse dask data.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> nn = NearestNeighbors(n_neighbors=1, radius=1.5).fit(np.array([[0.0], [1.0], [5.0]]))
-    >>> nn.kneighbors(np.array([[0.9]]))
-    (array([[0.1]]), array([[1]]))
-    >>> dist, ind = nn.radius_neighbors(np.array([[0.5]]), sort_results=True)
-    >>> ind[0], dist[0]
-    (array([0, 1]), array([0.5, 0.5]))
-    >>> nn.kneighbors_graph().toarray()
-    array([[0., 1., 0.],
-           [1., 0., 0.],
-           [0., 1., 0.]])
-    """
-
-    def __init__(
-        self,
-        n_neighbors: int = 5,
-        radius: float = 1.0,
-        *,
-        metric: str = "euclidean",
-        algorithm: str = "auto",
-        working_memory: int | None = None,
-    ):
-        self.n_neighbors = n_neighbors
-        self.radius = radius
-        self.metric = metric
-        self.algorithm = algorithm
-        self.working_memory = working_memory
-
-    _accepts_dask = True  # dask X: gpuknn.distributed.estimators (see Notes)
-
-    def _check_params(self) -> None:
-        check_radius(self.radius)
+class RadiusNeighborsMixin:
+    """``radius_neighbors`` and ``radius_neighbors_graph`` of a fitted :class:`NeighborsBase`."""
 
     def radius_neighbors(
         self, X: Any = None, radius: float | None = None, return_distance: bool = True, sort_results: bool = False
@@ -313,7 +251,7 @@ class NearestNeighbors(_NeighborsBase):
         device (CuPy: a CuPy CSR matrix, no host round trip).
         """
         check_is_fitted(self, "_fit_X")
-        _check_mode(mode)
+        check_mode(mode)
         indptr, cols, dist = self._radius_pairs(X, radius, sort_results and mode == "distance")
         with device_scope(cols):
             if mode == "connectivity":
@@ -330,18 +268,18 @@ class NearestNeighbors(_NeighborsBase):
             )
         radius = check_radius(self.radius if radius is None else radius)
         train = X is None
-        X, xp = (self._fit_X, array_namespace(self._fit_X)) if train else check_query(self, X)
+        X, xp = self._query(X)
         with device_scope(self._fit_X):  # X=None names no device: the fitted data's
             n, dev = int(X.shape[0]), device_of(X)
-            wm = self.working_memory if self.working_memory is not None else default_working_memory(xp)
-            rows = max(1, min(n, int(wm) // (self.n_samples_fit_ * _RADIUS_BYTES_PER_PAIR)))
+            wm = check_working_memory(self.working_memory, xp)
+            rows = radius_rows(n, self.n_samples_fit_, wm)
             parts = []
             for b0 in range(0, n, rows):
                 Xb = X[b0 : min(b0 + rows, n), :]
                 if self._ref is not None:
-                    r, c, d = radius_block(Xb, self._ref.reference, radius, budget=int(wm))
+                    r, c, d = radius_pairs(Xb, self._ref.reference, radius, budget=wm)
                 else:
-                    r, c, d = radius_block_kdtree(Xb, self._tree, radius, self.metric)
+                    r, c, d = radius_pairs_kdtree(Xb, self._tree, radius, self.metric, dtype=Xb.dtype)
                 r = r + b0
                 if train:  # each sample leaves its own list (its duplicates stay)
                     keep = xp.nonzero(r != c)[0]
@@ -354,3 +292,33 @@ class NearestNeighbors(_NeighborsBase):
             counts = bincount(r, n)
             indptr = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(counts)])
             return indptr, c, d
+
+
+class NeighborsClassifierMixin(ClassifierMixin):
+    """Labels of a neighbour classifier: encoded at ``fit`` (``classes_``, ``_y``), decoded
+    at ``predict``, and scikit-learn's accuracy ``score`` on the host."""
+
+    def _fit_labels(self, y: Any) -> None:
+        X = self._fit_X
+        # dask training data: the labels on the host (the vote tasks gather them there)
+        lxp, dev = (np, None) if array_api_compat.is_dask_array(X) else (array_namespace(X), device_of(X))
+        self.classes_, self._y = encode_labels(y, X.shape[0], lxp, dev)
+
+    def _labels_of(self, idx: Any, xp: Any) -> Any:
+        """Class indices of the training rows ``idx`` (any shape)."""
+        flat = xp.take(self._y, xp.reshape(idx, (-1,)))
+        return xp.reshape(flat, idx.shape)
+
+    def _decode(self, class_index: Any) -> Any:
+        """Class indices -> labels (xp for numeric labels, NumPy for strings)."""
+        if isinstance(self.classes_, np.ndarray):
+            return self.classes_[to_numpy(class_index)]
+        return array_namespace(self.classes_).take(self.classes_, class_index)
+
+    def score(self, X: Any, y: Any) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y``."""
+        pred = to_numpy(self.predict(X))
+        y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
+        if y_host.shape[0] != pred.shape[0]:
+            raise InvalidInputError(f"X has {pred.shape[0]} samples but y has {y_host.shape[0]}")
+        return float(np.mean(pred == y_host))

@@ -31,8 +31,10 @@ from typing import Any
 
 from .._backend import array_namespace, device_of
 from ..errors import InvalidInputError
-from ..ops.distance import check_metric, prepare_rows
-from ._base import NeighborsClassifierMixin, check_n_neighbors
+from ..ops.distance import prepare_rows
+from .._backend import check_int
+from ..base import check_query
+from ._base import NeighborsBase, NeighborsClassifierMixin
 
 __all__ = ["CDNNClassifier", "ECDNNClassifier", "centroid_displacement_predict"]
 
@@ -141,7 +143,7 @@ def _cdnn_tile(x: Any, rows: Any, onehot: Any, xp: Any) -> Any:
     return xp.argmin(key, axis=1)
 
 
-class CDNNClassifier(NeighborsClassifierMixin):
+class CDNNClassifier(NeighborsClassifierMixin, NeighborsBase):
     """Centroid displacement-based k-nearest-neighbour classifier (CDNN).
 
     Parameters
@@ -149,7 +151,7 @@ class CDNNClassifier(NeighborsClassifierMixin):
     n_neighbors : int, default 5
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
         Neighbour search metric; the displacement is measured as described in
-        :mod:`gpuknn.classifiers.cdnn`.
+        :mod:`gpuknn.neighbors._cdnn`.
     algorithm : {"auto", "brute", "kd_tree"}
         Neighbour search (see :class:`KNeighborsClassifier`).
     working_memory : int, optional
@@ -187,17 +189,16 @@ class CDNNClassifier(NeighborsClassifierMixin):
 
     def fit(self, X: Any, y: Any) -> CDNNClassifier:
         """Store the validated training data and encode the labels."""
-        check_metric(self.metric)
-        self._fit_data(X, y)
-        check_n_neighbors(self.n_neighbors, self.n_samples_fit_)
+        self._fit(X)
+        self._fit_labels(y)
+        self._check_n_neighbors()
         self._n_confident()  # validates ECDNN's n_confident against k
-        self._setup_search(self.algorithm, self.metric)
         return self
 
     def predict(self, X: Any) -> Any:
         """Predicted labels, shape (n_queries,)."""
-        X, xp = self._check_query(X)
-        _, idx = self._search(X, self.n_neighbors)
+        X, _ = check_query(self, X)
+        idx = self._neighbors(X, self.n_neighbors).indices
         pred = centroid_displacement_predict(
             X,
             self._fit_X,
@@ -247,5 +248,4 @@ class ECDNNClassifier(CDNNClassifier):
     def _n_confident(self) -> Any:
         if self.n_confident is None:
             return None
-        k = check_n_neighbors(self.n_neighbors, self.n_samples_fit_)
-        return check_n_neighbors(self.n_confident, k, name="n_confident")
+        return check_int(self.n_confident, name="n_confident", low=1, high=self._check_n_neighbors())

@@ -10,8 +10,8 @@ means, leaving each row out of its own list) is one task per row chunk of its ne
 arrays. A dask query gives lazy dask arrays chunked by its rows; a NumPy or CuPy query gives
 computed arrays in its namespace.
 
-The estimators import this module only when they meet a dask array: ``import gpuknn``
-never imports Dask.
+The estimators (:mod:`gpuknn.neighbors`) import this module only when they meet a dask
+array: ``import gpuknn`` never imports Dask.
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ import numpy as np
 from array_api_compat import is_dask_array
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
-from ._dask import _current_client, import_dask, row_blocks
-from .neighbors import kneighbors as _dask_kneighbors
+from ..distributed._dask import _current_client, import_dask, row_blocks
+from ..distributed.neighbors import kneighbors as _dask_kneighbors
+from ..ops.kneighbors import drop_self
+from ..ops.votes import vote_counts, votes_for_many_k
+from ..ops.weights import neighbour_mean
 
 __all__ = ["search", "answer", "computed", "kneighbors", "predict", "predict_proba", "regress"]
 
@@ -121,8 +124,6 @@ def kneighbors(est: Any, X: Any, k: int, return_distance: bool) -> Any:
 
 def _drop_self_block(blocks: tuple, offset: int) -> tuple:
     """Each row of a chunk out of its own list: rows are numbered from the chunk's start."""
-    from ..nearest import drop_self  # noqa: PLC0415
-
     D, ind = blocks
     D, ind = drop_self(D, ind - offset, array_namespace(ind))
     return D, ind + offset
@@ -172,8 +173,6 @@ def predict_proba(est: Any, X: Any) -> Any:
 def _vote_block(
     blocks: tuple, offset: int, codes: np.ndarray, classes: np.ndarray, k: int, weights: str, proba: bool
 ) -> tuple:
-    from ..votes import vote_counts, votes_for_many_k  # noqa: PLC0415
-
     ind, dist = blocks if len(blocks) == 2 else (blocks[0], None)
     xp, dev = array_namespace(ind), device_of(ind)
     labels = from_numpy(codes[to_numpy(ind)], xp, device=dev)  # small gather on the host
@@ -190,7 +189,7 @@ def _vote_block(
 
 def regress(est: Any, X: Any) -> Any:
     """``KNeighborsRegressor.predict``: the weighted mean of
-    :func:`gpuknn.regression.neighbour_mean` per chunk."""
+    :func:`gpuknn.ops.weights.neighbour_mean` per chunk."""
     arrays, ind = _neighbours_of_block(est, X)
     y = to_numpy(est._y)
     width = None if y.ndim == 1 else int(y.shape[1])
@@ -203,8 +202,6 @@ def regress(est: Any, X: Any) -> Any:
 def _regress_block(
     blocks: tuple, offset: int, Y: np.ndarray, weights: Any, q_dtype: Any, y_dtype: Any, y_ndim: int
 ) -> tuple:
-    from ..regression import neighbour_mean  # noqa: PLC0415
-
     ind, dist = blocks if len(blocks) == 2 else (blocks[0], None)
     xp, dev = array_namespace(ind), device_of(ind)
     Yn = from_numpy(Y[to_numpy(ind)], xp, device=dev)  # (rows, k, n_outputs), gathered on the host

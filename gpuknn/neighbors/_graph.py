@@ -1,7 +1,8 @@
-"""The k-neighbours graph transformer ``KNeighborsTransformer``: scikit-learn's
-``sklearn.neighbors.KNeighborsTransformer`` on the search of :class:`~gpuknn.NearestNeighbors`
-(the base class both share, ``gpuknn.nearest._NeighborsBase``: the same exact lists and the
-same CSR graphs, SciPy's on the host, cupyx's on the input's GPU for CuPy input).
+"""The k-neighbours graph transformer :class:`KNeighborsTransformer`: scikit-learn's
+``sklearn.neighbors.KNeighborsTransformer`` on the search every neighbour estimator shares
+(:class:`~gpuknn.neighbors._base.NeighborsBase`: the same exact lists and the same CSR
+graphs as :class:`~gpuknn.NearestNeighbors`, SciPy's on the host, cupyx's on the input's GPU
+for CuPy input).
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from typing import Any
 
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from .base import check_is_fitted
-from .nearest import _check_mode, _NeighborsBase
+from .._backend import check_int
+from ..base import check_is_fitted
+from ._base import KNeighborsMixin, NeighborsBase, check_mode
 
 __all__ = ["KNeighborsTransformer"]
 
 
-class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _NeighborsBase):
+class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KNeighborsMixin, NeighborsBase):
     """X -> sparse graph of its k nearest training rows, scikit-learn's
     ``sklearn.neighbors.KNeighborsTransformer`` on gpuknn's exact engine.
 
@@ -60,7 +62,8 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _
            [0., 2., 0.]])
     """
 
-    _accepts_dask = True  # NearestNeighbors' dask path (gpuknn.distributed.estimators)
+    _accepts_dask = True  # the dask path of every k-neighbour estimator (gpuknn.neighbors._dask)
+    _needs_distance = True
 
     def __init__(
         self,
@@ -78,11 +81,12 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _
         self.working_memory = working_memory
 
     def _check_params(self) -> None:
-        _check_mode(self.mode)
+        check_int(self.n_neighbors, name="n_neighbors", low=1)
+        check_mode(self.mode)
 
     def fit(self, X: Any, y: Any = None) -> KNeighborsTransformer:
         """Store the validated training rows X (n_samples, n_features); ``y`` is ignored."""
-        super().fit(X)
+        self._fit(X)
         self._n_features_out = self.n_samples_fit_  # output columns (get_feature_names_out)
         return self
 

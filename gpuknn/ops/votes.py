@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import array_namespace, check_int, device_of, from_numpy, host_array, input_device, to_numpy
-from ._delegation import on_input_device
-from .errors import InvalidInputError
-from .ops.rows import replace_rows
+from .._backend import array_namespace, check_int, device_of, from_numpy, host_array, input_device, to_numpy
+from .._delegation import on_input_device
+from ..errors import InvalidInputError
+from .rows import replace_rows
+from .weights import check_weights, distance_weights
 
 __all__ = ["vote_counts", "votes_for_many_k"]
 
@@ -36,26 +37,17 @@ _BLOCK_BYTES = 4 << 20
 
 
 def _neighbor_weights(distances: Any, weights: str, xp: Any) -> Any:
-    """Per-neighbour vote weights (rows sorted ascending by distance), float64.
-
-    ``"distance"`` follows scikit-learn: ``1/d``, except that a row with an exact zero
-    distance gives weight 1 to its zero-distance neighbours and 0 to the others.
-    """
+    """Per-neighbour vote weights, float64: :func:`gpuknn.ops.weights.distance_weights`."""
     if weights == "uniform":
         return None
     _check_weights(weights)
     if distances is None:
         raise InvalidInputError("weights='distance' needs the neighbour distances")
-    d = xp.astype(distances, xp.float64)
-    zero = d == 0
-    inv = 1.0 / xp.where(zero, xp.ones_like(d), d)
-    # Rows are sorted ascending, so a zero anywhere means a zero in column 0.
-    return xp.where(zero[:, 0:1], xp.astype(zero, d.dtype), inv)
+    return distance_weights(xp.astype(distances, xp.float64), xp)
 
 
 def _check_weights(weights: str) -> None:
-    if not isinstance(weights, str) or weights not in ("uniform", "distance"):
-        raise InvalidInputError(f"weights must be 'uniform' or 'distance', got {weights!r}")
+    check_weights(weights)
 
 
 def check_k_values(ks: Any, *, name: str = "ks", high: int | None = None, low: int | None = 1) -> list[int]:

@@ -1,4 +1,8 @@
-"""Fixed-radius neighbour vote, batched as masked distance tiles times a one-hot matrix."""
+"""Neighbour classifiers: :class:`KNeighborsClassifier` (the vote of the k nearest) and
+:class:`RadiusNeighborsClassifier` (the vote of everything within a radius), scikit-learn's
+``sklearn.neighbors._classification`` on gpuknn's exact engine. Votes: :mod:`gpuknn.ops.votes`
+and :mod:`gpuknn.ops.radius`, decided on the exact distances.
+"""
 
 from __future__ import annotations
 
@@ -6,57 +10,133 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, default_working_memory, device_of, from_numpy, to_numpy
-from .._delegation import sqdist64
+from .._backend import array_namespace, compat_numpy, device_of, from_numpy, to_numpy
+from ..base import check_query, uses_dask
 from ..errors import InvalidInputError
-from ..ops.distance import check_metric
-from ..ops.radius import radius_votes
-from ..votes import exact_winner
-from ._base import NeighborsClassifierMixin
+from ..ops.limits import check_working_memory
+from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_votes
+from ..ops.votes import exact_winner, vote_counts, votes_for_many_k
+from ..ops.weights import check_weights, distance_weights
+from ._base import KNeighborsMixin, NeighborsBase, NeighborsClassifierMixin, RadiusNeighborsMixin
 
-__all__ = ["RadiusNeighborsClassifier", "radius_vote_counts"]
-
-
-def _onehot(y_enc: Any, n_classes: int, dtype: Any, xp: Any) -> Any:
-    classes = xp.arange(n_classes, device=device_of(y_enc))
-    return xp.astype(y_enc[:, None] == classes[None, :], dtype)
+__all__ = ["KNeighborsClassifier", "RadiusNeighborsClassifier"]
 
 
-def radius_vote_counts(D: Any, onehot: Any, radius: float, weights: str = "uniform") -> Any:
-    """Class votes of the references within ``radius`` for a block of distances.
+class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsBase):
+    """k-nearest-neighbour vote, exact, on NumPy, CuPy or any array-API namespace.
 
     Parameters
     ----------
-    D : array of shape (n_queries, n_ref)
-        Distances (in the metric's units).
-    onehot : array of shape (n_ref, n_classes)
-        One-hot encoding of the reference labels, D's dtype.
-    radius : float
-        References with ``D <= radius`` vote (scikit-learn's inclusive rule).
+    n_neighbors : int, default 5
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
     weights : {"uniform", "distance"}
-        ``"distance"``: weight ``1/d``; a query with zero-distance references within the
-        radius is decided by those alone (weight 1 each), as in scikit-learn.
+        ``"distance"`` weighs each neighbour by ``1/d``; a query with zero-distance
+        neighbours is decided by those alone (scikit-learn's rule).
+    algorithm : {"auto", "brute", "kd_tree"}
+        ``"brute"``: the tiled GEMM engine (any namespace, any metric). ``"kd_tree"``:
+        SciPy's ``cKDTree`` (NumPy input, euclidean/sqeuclidean only). ``"auto"``: kd_tree
+        when the input is NumPy, the metric euclidean or sqeuclidean and ``d <= 15``, else
+        brute (see :mod:`gpuknn.ops.kdtree`). Both give the same neighbours and tie rule.
+    working_memory : int, optional
+        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`); with dask data, of
+        each task (see :func:`gpuknn.distributed.kneighbors`).
 
-    Returns
-    -------
-    counts : array of shape (n_queries, n_classes)
-        All-zero rows are queries without any neighbour within the radius (outliers).
+    Attributes
+    ----------
+    classes_ : array of shape (n_classes,)
+        Sorted labels; in the input's namespace for numeric labels, NumPy for strings
+        (and for dask training data).
+    n_features_in_, n_samples_fit_ : int
 
-    Complexity: one GEMM, O(n_queries · n_ref · n_classes).
+    Notes
+    -----
+    **Ties.** Equal distances: the lower training index is the nearer neighbour. Equal
+    votes: the class that sorts first in ``classes_`` wins (scikit-learn's rule).
+    Prediction costs O(n_queries · n_train · d) in GEMMs.
+
+    **Dask training data.** ``fit`` takes a dask array X (NumPy or CuPy chunks) and keeps it
+    lazy: nothing of X is computed (its values are checked by the search tasks), ``y`` (any
+    array, list, Series, or a dask array, computed) is encoded on the host. Each query runs
+    :func:`gpuknn.distributed.kneighbors` (brute force whatever ``algorithm`` resolves to;
+    ``"kd_tree"`` is refused) and decides the votes chunk by chunk on exact float64
+    distances: the same neighbours, probabilities and predictions as the NumPy fit. A dask
+    query gives lazy dask arrays chunked by its rows; a NumPy or CuPy query, computed
+    arrays in its namespace. A dask query of a NumPy-fitted model is answered the same way.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [10.0], [11.0]]); y = np.array(["a", "a", "b", "b"])
+    >>> KNeighborsClassifier(n_neighbors=3).fit(X, y).predict(np.array([[0.4], [10.2]]))
+    array(['a', 'b'], dtype='<U1')
     """
-    xp = array_namespace(D, onehot)
-    inside = D <= radius
-    if weights == "uniform":
-        W = xp.astype(inside, D.dtype)
-    else:
-        zero = inside & (D == 0)
-        has_zero = xp.any(zero, axis=1, keepdims=True)
-        inv = 1.0 / xp.where(D == 0, xp.ones_like(D), D)
-        W = xp.where(has_zero, xp.astype(zero, D.dtype), xp.where(inside, inv, xp.zeros_like(D)))
-    return W @ onehot
+
+    def __init__(
+        self,
+        n_neighbors: int = 5,
+        *,
+        metric: str = "euclidean",
+        weights: str = "uniform",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
+        self.n_neighbors = n_neighbors
+        self.metric = metric
+        self.weights = weights
+        self.algorithm = algorithm
+        self.working_memory = working_memory
+
+    _accepts_dask = True  # dask X: gpuknn.neighbors._dask (see Notes)
+
+    def _check_params(self) -> None:
+        check_weights(self.weights, self.metric, callable_ok=False)
+
+    def fit(self, X: Any, y: Any) -> KNeighborsClassifier:
+        """Store the training data (validated; a dask X stays lazy) and encode the labels."""
+        self._fit(X)
+        self._fit_labels(y)
+        self._check_n_neighbors()
+        return self
+
+    def _votes(self, X: Any, proba: bool) -> Any:
+        """Class indices (n,) or vote totals (n, n_classes) of validated X."""
+        xp = array_namespace(X)
+        nb = self._neighbors(X, self.n_neighbors)
+        labels = self._labels_of(nb.indices, xp)
+        n_classes = int(self.classes_.shape[0])
+        if proba:
+            return vote_counts(
+                labels, [self.n_neighbors], n_classes=n_classes, distances=nb.distances, weights=self.weights
+            )[0, ...]
+        extra = nb.vote_args() if self.weights == "distance" else {}
+        return votes_for_many_k(labels, [self.n_neighbors], n_classes=n_classes, weights=self.weights, **extra)[0, :]
+
+    def predict(self, X: Any) -> Any:
+        """Predicted labels, shape (n_queries,).
+
+        Distance-weighted votes are decided on the exact distances, even where the winner
+        hinges on a difference below float rounding (:func:`gpuknn.votes_for_many_k`).
+        """
+        X, _ = check_query(self, X)
+        if uses_dask(self, X):
+            from ._dask import predict  # noqa: PLC0415 - Dask only with its arrays
+
+            return predict(self, X)
+        return self._decode(self._votes(X, proba=False))
+
+    def predict_proba(self, X: Any) -> Any:
+        """Vote shares per class, shape (n_queries, n_classes), columns in ``classes_`` order."""
+        X, xp = check_query(self, X)
+        if uses_dask(self, X):
+            from ._dask import predict_proba  # noqa: PLC0415
+
+            return predict_proba(self, X)
+        counts = self._votes(X, proba=True)
+        counts = xp.astype(counts, xp.float64 if counts.dtype == xp.int64 else counts.dtype)
+        return counts / xp.sum(counts, axis=1, keepdims=True)
 
 
-class RadiusNeighborsClassifier(NeighborsClassifierMixin):
+class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, NeighborsBase):
     """Vote of all training points within a fixed radius, like scikit-learn's.
 
     Parameters
@@ -112,22 +192,18 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
         self.algorithm = algorithm
         self.working_memory = working_memory
 
+    _needs_distance = True
+
+    def _check_params(self) -> None:
+        check_weights(self.weights, self.metric, callable_ok=False)
+        check_radius(self.radius)
+
     def fit(self, X: Any, y: Any) -> RadiusNeighborsClassifier:
         """Store the validated training data; resolve the outlier label."""
-        check_metric(self.metric)
-        if self.metric == "inner":
-            raise InvalidInputError("RadiusNeighborsClassifier needs a distance; metric='inner' is not one")
-        if self.weights not in ("uniform", "distance"):
-            raise InvalidInputError(f"weights must be 'uniform' or 'distance', got {self.weights!r}")
-        try:
-            radius = float(self.radius)
-        except (TypeError, ValueError):
-            raise InvalidInputError(f"radius must be a number, got {self.radius!r}") from None
-        if not np.isfinite(radius) or radius < 0:
-            raise InvalidInputError(f"radius must be finite and >= 0, got {self.radius!r}")
-        xp = self._fit_data(X, y)
-        self._setup_search(self.algorithm, self.metric)
-        self._onehot = _onehot(self._y, int(self.classes_.shape[0]), self._fit_X.dtype, xp)
+        xp = self._fit(X)
+        self._fit_labels(y)
+        classes = xp.arange(int(self.classes_.shape[0]), device=device_of(self._y))
+        self._onehot = xp.astype(self._y[:, None] == classes[None, :], self._fit_X.dtype)
         self.outlier_label_ = self._resolve_outlier_label()
         return self
 
@@ -149,40 +225,20 @@ class RadiusNeighborsClassifier(NeighborsClassifierMixin):
 
     def _votes(self, X: Any) -> tuple[Any, Any, Any]:
         """Vote totals (n, n_classes), exact winners (n,; -1 for outliers) and the namespace."""
-        X, xp = self._check_query(X)
+        X, xp = check_query(self, X)
         radius = float(self.radius)
         if self._fit_method == "kd_tree":
-            counts, winners = self._votes_kdtree(X)
+            counts, winners = self._votes_kdtree(X, radius)
             return counts, winners, xp
-        n_fit = self.n_samples_fit_
-        wm = self.working_memory if self.working_memory is not None else default_working_memory(xp)
-        rows = max(1, min(X.shape[0], int(wm) // max(1, n_fit * 80)))  # ~10 float64 tiles
+        rows = radius_rows(X.shape[0], self.n_samples_fit_, check_working_memory(self.working_memory, xp))
         counts, winners = radius_votes(X, self._ref.reference, self._onehot, radius, self.weights, rows_per_block=rows)
         return counts, winners, xp
 
-    def _votes_kdtree(self, X: Any) -> tuple[Any, Any]:
-        from scipy.spatial import cKDTree  # noqa: PLC0415
-
-        r = float(self.radius)
-        r_tree = np.sqrt(r) if self.metric == "sqeuclidean" else r
-        Xh = np.asarray(X, dtype=np.float64)
-        qtree = cKDTree(Xh)
-        # A hair beyond the radius: membership is decided below on the exact distances.
-        pairs = qtree.sparse_distance_matrix(self._tree, r_tree * (1 + 1e-9) + 1e-300, output_type="ndarray")
-        qi, rj = pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
-        d = sqdist64(Xh[qi], self._tree.data[rj])  # the exact pass's own arithmetic
-        if self.metric == "euclidean":
-            d = np.sqrt(d)
-        keep = d <= r
-        qi, rj, d = qi[keep], rj[keep], d[keep]
+    def _votes_kdtree(self, X: Any, radius: float) -> tuple[Any, Any]:
+        qi, rj, d = radius_pairs_kdtree(X, self._tree, radius, self.metric)
         n, n_classes = X.shape[0], int(self.classes_.shape[0])
         y = np.asarray(self._y)[rj]
-        if self.weights == "uniform":
-            w = np.ones_like(d)
-        else:
-            has_zero = np.zeros(n, dtype=bool)
-            has_zero[qi[d == 0]] = True
-            w = np.where(has_zero[qi], (d == 0).astype(np.float64), 1.0 / np.where(d == 0, 1.0, d))
+        w = np.ones_like(d) if self.weights == "uniform" else distance_weights(d, compat_numpy, rows=qi, n_rows=n)
         counts = np.bincount(qi * n_classes + y, weights=w, minlength=n * n_classes).reshape(n, n_classes)
         members = np.bincount(qi, minlength=n)
         winners = np.where(members > 0, np.argmax(counts, axis=1), -1)

@@ -1,0 +1,289 @@
+"""Neighbour regression: the mean of the neighbours' targets, with scikit-learn's semantics
+(``sklearn.neighbors._regression`` of scikit-learn 1.9).
+
+:class:`KNeighborsRegressor` averages the targets of the k nearest training rows found by the
+exact engine (the same lists on every backend, equal distances to the lower index);
+:class:`RadiusNeighborsRegressor` those of every training row within a radius, walking the
+queries in blocks under ``working_memory`` with exact membership (:func:`gpuknn.ops.radius.radius_tile`),
+never the whole ``n_queries x n_train`` matrix; a query without neighbours predicts NaN with
+a warning. Weights ``"uniform"``, ``"distance"`` (``1/d``; a query with neighbours at
+distance 0 averages those alone: :func:`gpuknn.ops.weights.distance_weights`) or a
+callable; ``y`` 1-D or 2-D (multi-output).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import array_api_compat
+import numpy as np
+from sklearn.base import RegressorMixin
+
+from .._backend import (
+    array_namespace,
+    check_int,
+    compat_numpy,
+    device_of,
+    from_numpy,
+    to_numpy,
+    validate_matrix,
+)
+from ..base import check_query, uses_dask
+from ..errors import EmptyNeighborhoodWarning, InvalidInputError
+from ..ops.limits import check_working_memory
+from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_tile
+from ..ops.weights import call_weights, check_weights, distance_weights, finish_mean, neighbour_mean
+from ._base import KNeighborsMixin, NeighborsBase, RadiusNeighborsMixin
+
+__all__ = ["KNeighborsRegressor", "RadiusNeighborsRegressor"]
+
+
+class _NeighborsRegression(RegressorMixin, NeighborsBase):
+    """fit-time validation and storage, query checks and R² shared by both regressors."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # 2-D y: one mean per output column
+        return tags
+
+    def _fit_targets(self, y: Any) -> None:
+        """Validate the targets and keep them in ``_y``, in the training rows' namespace."""
+        X = self._fit_X
+        if y is None:
+            raise InvalidInputError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        # y follows X (scikit-learn's array-API rule, as the classifiers' labels do): host
+        # targets, or targets of another namespace or device, are moved to X's. Dask X: y on
+        # the host (a dask y computed: targets are small), where the tasks gather them.
+        xp, dev = (compat_numpy, None) if uses_dask(self, X) else (array_namespace(X), device_of(X))
+        y = y.compute() if array_api_compat.is_dask_array(y) else y
+        if isinstance(y, np.ndarray) or not array_api_compat.is_array_api_obj(y) or array_namespace(y) is not xp:
+            y = from_numpy(to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y), xp, device=dev)
+        elif device_of(y) != dev:
+            y = from_numpy(to_numpy(y), xp, device=dev)
+        if y.ndim not in (1, 2):
+            raise InvalidInputError(f"y must be 1-D or 2-D, got shape {tuple(y.shape)}")
+        y = validate_matrix(y, xp, name="y", ndim=y.ndim, device=dev)
+        if y.shape[0] != X.shape[0]:
+            raise InvalidInputError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
+        self._y = y
+
+    def _targets(self, xp: Any) -> Any:
+        """The training targets as float64 (n_train, n_outputs)."""
+        y = xp.astype(self._y, xp.float64)
+        return y[:, None] if y.ndim == 1 else y
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """R² of ``predict(X)`` against ``y``: scikit-learn's ``r2_score`` (multi-output:
+        ``"uniform_average"``), computed on the host -- ``RegressorMixin.score`` hands the
+        arrays to NumPy as they are, which fails for GPU arrays and other devices."""
+        from sklearn.metrics import r2_score  # noqa: PLC0415 - metrics import is slow
+
+        pred = to_numpy(self.predict(X))
+        y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
+        sw = None if sample_weight is None else to_numpy(sample_weight)
+        return float(r2_score(y_host, pred, sample_weight=sw))
+
+
+class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
+    """Mean target of the k nearest training rows, exact, on NumPy, CuPy or any array-API namespace.
+
+    Parameters
+    ----------
+    n_neighbors : int, default 5
+        Checked against the training size at query time, as in scikit-learn.
+    weights : {"uniform", "distance"}, callable or None
+        ``"distance"``: ``1/d``; a query with zero-distance neighbours averages those alone.
+        A callable gets the (n_queries, k) distances (as :meth:`kneighbors` returns them,
+        in the input's namespace) and returns weights of that shape. None = uniform.
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
+    algorithm : {"auto", "brute", "kd_tree"}
+        As :class:`~gpuknn.KNeighborsClassifier`'s; the same neighbours either way.
+    working_memory : int, optional
+        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`); with dask data, of
+        each task (:func:`gpuknn.distributed.kneighbors`).
+
+    Attributes
+    ----------
+    n_features_in_, n_samples_fit_ : int
+
+    Notes
+    -----
+    Predictions have y's shape (n_queries,) or (n_queries, n_outputs) and y's float dtype
+    (float64 for integer y), in the input's namespace and on its device. Equal distances:
+    the lower training index is the nearer neighbour. Cost O(n_queries · n_train · d) in
+    GEMMs plus O(n_queries · k · n_outputs).
+
+    **Dask training data.** ``fit`` keeps a dask X lazy (nothing computed) and brings y to
+    the host (a dask y computed). Queries run :func:`gpuknn.distributed.kneighbors` (brute
+    force; ``"kd_tree"`` refused) and average chunk by chunk on the exact float64
+    distances: the NumPy fit's predictions, to rounding. A dask query gives lazy dask
+    arrays chunked by its rows; a NumPy or CuPy query, computed arrays in its namespace.
+
+    Examples
+    --------
+    >>> KNeighborsRegressor(n_neighbors=2).fit([[0], [1], [2], [3]], [0, 0, 1, 1]).predict([[1.5]])
+    array([0.5])
+    """
+
+    def __init__(
+        self,
+        n_neighbors: int = 5,
+        *,
+        weights: Any = "uniform",
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.metric = metric
+        self.algorithm = algorithm
+        self.working_memory = working_memory
+
+    _accepts_dask = True  # dask X: gpuknn.neighbors._dask (see Notes)
+
+    def _check_params(self) -> None:
+        check_int(self.n_neighbors, name="n_neighbors", low=1)
+        check_weights(self.weights, self.metric, callable_ok=True)
+
+    def fit(self, X: Any, y: Any) -> KNeighborsRegressor:
+        """Store the validated training rows X (n, d) and targets y (n,) or (n, n_outputs)."""
+        self._fit(X)
+        self._fit_targets(y)
+        return self
+
+    def predict(self, X: Any) -> Any:
+        """Weighted mean target of each query's k neighbours: (n_queries,) or (n_queries, n_outputs)."""
+        X, xp = check_query(self, X)
+        k = self._check_n_neighbors()
+        if uses_dask(self, X):
+            from ._dask import regress  # noqa: PLC0415 - Dask only with its arrays
+
+            return regress(self, X)
+        nb = self._neighbors(X, k)
+        Y = self._targets(xp)
+        Yn = xp.reshape(xp.take(Y, xp.reshape(nb.indices, (-1,)), axis=0), (X.shape[0], k, Y.shape[1]))
+        d = None if self.weights in (None, "uniform") else nb.distances
+        return neighbour_mean(Yn, d, self.weights, X.dtype, self._y.dtype, self._y.ndim, xp)
+
+
+class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
+    """Mean target of the training rows within a fixed radius, like scikit-learn's.
+
+    Parameters
+    ----------
+    radius : float, default 1.0
+        In the metric's units (``sqeuclidean``: squared distance; ``cosine``/``correlation``:
+        ``1 - similarity``). Rows at distance ``<= radius`` are neighbours.
+    weights : {"uniform", "distance"}, callable or None
+        ``"distance"``: ``1/d``; a query with neighbours at distance 0 averages those alone.
+        A callable must work elementwise: it gets a block of distances in X's dtype, (rows,
+        n_train) in the input's namespace (brute) or 1-D NumPy (kd_tree), of which only the
+        entries within the radius are used.
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+        ``"inner"`` is rejected: an inner product is not a distance.
+    algorithm : {"auto", "brute", "kd_tree"}
+        ``"brute"``: masked distance tiles (any namespace). ``"kd_tree"``: SciPy ``cKDTree``
+        (NumPy, euclidean family). ``"auto"``: kd_tree for NumPy, euclidean family, d <= 15.
+    working_memory : int, optional
+        Bytes for one block of queries: about ten float64 (rows, n_train) tiles. Default
+        :func:`gpuknn._backend.default_working_memory`.
+
+    Attributes
+    ----------
+    n_features_in_, n_samples_fit_ : int
+
+    Warns
+    -----
+    EmptyNeighborhoodWarning
+        When a query has no neighbour within the radius: it is predicted as NaN
+        (scikit-learn's behaviour, whose message it repeats).
+
+    Notes
+    -----
+    Membership and zero distances are decided on the exact distances wherever the tile's
+    certified bound cannot (:mod:`gpuknn.ops.radius`), so a point on the radius counts the
+    same on every backend and tiling. Cost O(n_queries · n_train · (d + n_outputs)); memory
+    O(rows · n_train) per block, never the whole matrix.
+
+    Examples
+    --------
+    >>> RadiusNeighborsRegressor(radius=1.0).fit([[0], [1], [2], [3]], [0, 0, 1, 1]).predict([[1.5]])
+    array([0.5])
+    """
+
+    def __init__(
+        self,
+        radius: float = 1.0,
+        *,
+        weights: Any = "uniform",
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
+        self.radius = radius
+        self.weights = weights
+        self.metric = metric
+        self.algorithm = algorithm
+        self.working_memory = working_memory
+
+    _needs_distance = True
+
+    def _check_params(self) -> None:
+        check_weights(self.weights, self.metric, callable_ok=True)
+        check_radius(self.radius)
+
+    def fit(self, X: Any, y: Any) -> RadiusNeighborsRegressor:
+        """Store the validated training rows X (n, d) and targets y (n,) or (n, n_outputs)."""
+        self._fit(X)
+        self._fit_targets(y)
+        return self
+
+    def _weights(self, d: Any, xp: Any, *, member: Any = None, rows: Any = None, n_rows: int = 0) -> Any:
+        """Float64 weights of a block (dense with ``member``, or flat pairs with ``rows``)."""
+        if self.weights in (None, "uniform"):
+            return xp.ones_like(d) if member is None else xp.astype(member, xp.float64)
+        if self.weights == "distance":
+            return distance_weights(d, xp, member=member, rows=rows, n_rows=n_rows)
+        w = call_weights(self.weights, xp.astype(d, self._fit_X.dtype), xp)
+        return w if member is None else xp.where(member, w, xp.zeros_like(w))  # non-members' values unused
+
+    def predict(self, X: Any) -> Any:
+        """Weighted mean target of each query's neighbours within the radius, (n_queries,) or
+        (n_queries, n_outputs); NaN (and an :class:`EmptyNeighborhoodWarning`) for a query
+        without any."""
+        X, xp = check_query(self, X)
+        Y = self._targets(xp)
+        ones = xp.ones((Y.shape[0], 1), dtype=xp.float64, device=device_of(Y))
+        Y1 = xp.concat([Y, ones], axis=1)  # one GEMM gives the weighted sums and the total weight
+        radius = float(self.radius)
+        rows = radius_rows(X.shape[0], self.n_samples_fit_, check_working_memory(self.working_memory, xp))
+        parts = []
+        for b0 in range(0, X.shape[0], rows):
+            Xb = X[b0 : min(b0 + rows, X.shape[0]), :]
+            if self._fit_method == "kd_tree":
+                parts.append(self._sums_kdtree(Xb, to_numpy(Y1), radius))
+            else:
+                t = radius_tile(Xb, self._ref.reference, radius)
+                parts.append(self._weights(t.dist, xp, member=t.inside) @ Y1)
+        S = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        pred = finish_mean(S[:, :-1], S[:, -1:], self._y.dtype, self._y.ndim, xp)
+        empty = xp.isnan(pred) if pred.ndim == 1 else xp.any(xp.isnan(pred), axis=1)
+        if bool(xp.any(empty)):
+            bad = to_numpy(xp.nonzero(empty)[0])
+            shown = ", ".join(str(int(r)) for r in bad[:10]) + (" ..." if bad.size > 10 else "")
+            warnings.warn(
+                "One or more samples have no neighbors within specified radius; predicting NaN "
+                f"({bad.size} of {X.shape[0]} query rows, radius={self.radius}: {shown})",
+                EmptyNeighborhoodWarning,
+                stacklevel=3,
+            )
+        return pred
+
+    def _sums_kdtree(self, Xb: Any, Y1: np.ndarray, radius: float) -> np.ndarray:
+        """Weighted target sums and total weights (rows, n_outputs + 1) from SciPy's tree."""
+        qi, rj, d = radius_pairs_kdtree(Xb, self._tree, radius, self.metric)
+        n = Xb.shape[0]
+        w = to_numpy(self._weights(d, compat_numpy, rows=qi, n_rows=n))
+        return np.stack([np.bincount(qi, weights=w * Y1[rj, j], minlength=n) for j in range(Y1.shape[1])], axis=1)

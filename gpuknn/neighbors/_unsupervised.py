@@ -1,0 +1,105 @@
+"""Unsupervised neighbour search with scikit-learn's API: :class:`NearestNeighbors`
+(``sklearn.neighbors``' contract: ``X=None`` asks about the training rows, each left out of
+its own neighbours).
+
+* **k nearest**: the engine of every neighbour estimator (:func:`gpuknn.ops.kdtree.neighbors`):
+  the top k by exact distance, ties to the lower index.
+* **within a radius**: query blocks under ``working_memory``, never the whole
+  ``n x n_fit`` matrix; membership (``distance <= radius``) and distances exact
+  (:mod:`gpuknn.ops.radius`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._backend import check_int
+from ..ops.radius import check_radius
+from ._base import KNeighborsMixin, NeighborsBase, RadiusNeighborsMixin
+
+__all__ = ["NearestNeighbors"]
+
+
+class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
+    """Unsupervised neighbour search, exact, on NumPy, CuPy, torch or any array-API namespace.
+
+    scikit-learn's ``sklearn.neighbors.NearestNeighbors`` on gpuknn's engine.
+
+    Parameters
+    ----------
+    n_neighbors : int, default 5
+        Default k of :meth:`kneighbors` and :meth:`kneighbors_graph`.
+    radius : float, default 1.0
+        Default radius of :meth:`radius_neighbors` (metric units: ``sqeuclidean`` squared,
+        ``cosine``/``correlation`` ``1 - similarity``).
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+    algorithm : {"auto", "brute", "kd_tree"}
+        As in :class:`~gpuknn.KNeighborsClassifier`; same answers either way.
+    working_memory : int, optional
+        Byte budget of the search tiles (see :func:`gpuknn.kneighbors`); with dask data, of
+        each task (:func:`gpuknn.distributed.kneighbors`).
+
+    Attributes
+    ----------
+    n_features_in_, n_samples_fit_ : int
+    effective_metric_ : str
+    effective_metric_params_ : dict (empty)
+
+    Notes
+    -----
+    :meth:`radius_neighbors` returns **host NumPy object arrays** (one NumPy array per
+    query, as scikit-learn); the graph methods return CSR matrices (CuPy's for CuPy input,
+    SciPy's otherwise). Ties: equal distances -> lower training index. Each query costs
+    O(n_samples_fit · n_features) (brute).
+
+    **Dask training data.** ``fit`` keeps a dask X lazy (nothing computed);
+    :meth:`kneighbors` runs :func:`gpuknn.distributed.kneighbors` (the same lists as the
+    NumPy fit; lazy dask arrays chunked by rows for a dask query or ``X=None``, computed
+    arrays in the query's namespace otherwise) and :meth:`kneighbors_graph` computes its
+    graph. ``algorithm="kd_tree"`` and the radius methods refuse dask data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nn = NearestNeighbors(n_neighbors=1, radius=1.5).fit(np.array([[0.0], [1.0], [5.0]]))
+    >>> nn.kneighbors(np.array([[0.9]]))
+    (array([[0.1]]), array([[1]]))
+    >>> dist, ind = nn.radius_neighbors(np.array([[0.5]]), sort_results=True)
+    >>> ind[0], dist[0]
+    (array([0, 1]), array([0.5, 0.5]))
+    >>> nn.kneighbors_graph().toarray()
+    array([[0., 1., 0.],
+           [1., 0., 0.],
+           [0., 1., 0.]])
+    """
+
+    def __init__(
+        self,
+        n_neighbors: int = 5,
+        radius: float = 1.0,
+        *,
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        working_memory: int | None = None,
+    ):
+        self.n_neighbors = n_neighbors
+        self.radius = radius
+        self.metric = metric
+        self.algorithm = algorithm
+        self.working_memory = working_memory
+
+    _accepts_dask = True  # dask X: gpuknn.neighbors._dask (see Notes)
+    _needs_distance = True
+
+    def _check_params(self) -> None:
+        check_int(self.n_neighbors, name="n_neighbors", low=1)
+        check_radius(self.radius)
+
+    def fit(self, X: Any, y: Any = None) -> NearestNeighbors:
+        """Store the validated training rows ``X`` (n_samples, n_features); ``y`` is ignored.
+
+        Builds the search structure once: the prepared rows of the brute-force engine, or a
+        k-d tree (``algorithm`` resolved as in :class:`~gpuknn.KNeighborsClassifier`).
+        """
+        self._fit(X)
+        return self
