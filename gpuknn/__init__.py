@@ -43,8 +43,8 @@ from .neighbors import (
     RadiusNeighborsClassifier,
     RadiusNeighborsRegressor,
 )
-from .ops.kneighbors import kneighbors
 from .ops.distance import pairwise_distances, pairwise_distances_chunked
+from .ops.kneighbors import kneighbors
 from .ops.partial import PartialNeighbors, finalize_partial, kneighbors_partial, merge_partial
 from .ops.votes import vote_counts, votes_for_many_k
 

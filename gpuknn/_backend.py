@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 from typing import Any
@@ -344,18 +345,32 @@ def validate_matrix(
     return X
 
 
-def check_finite_rows(X: Any, xp: Any, *, name: str, first_row: int = 0, where: str = "") -> None:
+def max_abs(X: Any, xp: Any) -> float:
+    """``max |X|`` as a Python float (0.0 for an empty X): one reduction, one host transfer.
+
+    NaN propagates through the maximum and an infinity is its own absolute value, so the
+    result is finite exactly when every value is: the finite check and the magnitude of
+    input validation in one pass.
+    """
+    return float(xp.max(xp.abs(X))) if X.size else 0.0
+
+
+def check_finite_rows(
+    X: Any, xp: Any, *, name: str, first_row: int = 0, where: str = "", magnitude: float | None = None
+) -> float:
     """:class:`InvalidInputError` naming the rows of X that hold NaN or infinity, numbered
     from ``first_row`` (a chunk's place in the whole array), ``where`` appended to "row(s)".
 
-    NaN propagates through max/min and an infinity is one of them, so two reductions (no
-    mask of X's size) clear the usual all-finite input; otherwise the rows are located.
+    Returns ``max |X|`` (:func:`max_abs`, or ``magnitude`` when the caller has it): one
+    reduction and one transfer clear the usual all-finite input; only a failing one is
+    scanned row by row.
     """
-    if not X.size or (bool(xp.isfinite(xp.max(X))) and bool(xp.isfinite(xp.min(X)))):
-        return
+    top = max_abs(X, xp) if magnitude is None else magnitude
+    if math.isfinite(top):
+        return top
     finite = xp.isfinite(X)
     if bool(xp.all(finite)):
-        return
+        return top
     bad = finite if X.ndim == 1 else xp.all(finite, axis=tuple(range(1, X.ndim)))
     rows = to_numpy(xp.nonzero(~bad)[0]) + first_row
     shown = ", ".join(str(int(r)) for r in rows[:10]) + (" ..." if rows.size > 10 else "")

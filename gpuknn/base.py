@@ -141,9 +141,15 @@ def validate_data(
     dtype: Any = None,
     name: str = "X",
     check_finite: bool = True,
+    return_magnitude: bool = False,
 ) -> Any:
     """Validate an estimator's input: :func:`gpuknn._backend.validate_matrix`, then
     scikit-learn's ``n_features_in_`` / ``feature_names_in_`` bookkeeping.
+
+    ``return_magnitude``: return ``(X, max |X|)``, the values checked by
+    :func:`gpuknn.ops.limits.check_values` (finite, squares in range: what every neighbour
+    search needs) in one pass and one host transfer, the magnitude handed on to the engine so
+    that nothing below re-scans X (None for a dask X, whose tasks check their chunks).
 
     ``reset=True`` (``fit``) records the number of features and, for a pandas DataFrame
     with string column names, ``feature_names_in_``; ``reset=False`` (``predict``,
@@ -170,14 +176,20 @@ def validate_data(
             f"Compute {name} first ({name}.compute()) if it fits in memory"
         )
     raw = X
+    xp = array_namespace(X) if xp is None else xp
     X = validate_matrix(
         X,
-        array_namespace(X) if xp is None else xp,
+        xp,
         name=name,
         dtype=dtype,
         device=device,
-        check_finite=check_finite and not dask_input,
+        check_finite=check_finite and not dask_input and not return_magnitude,
     )
+    magnitude = None
+    if return_magnitude and not dask_input:
+        from .ops.limits import check_values  # noqa: PLC0415 - the estimators' one value check
+
+        magnitude = check_values(X, xp, name=name)
     if dask_input:
         from .distributed._dask import as_row_chunked  # noqa: PLC0415 - Dask only with its arrays
 
@@ -187,7 +199,7 @@ def validate_data(
         _sklearn_validate_data(estimator, raw if hasattr(raw, "columns") else X, skip_check_array=True, reset=reset)
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from None
-    return X
+    return (X, magnitude) if return_magnitude else X
 
 
 def uses_dask(estimator: Any, X: Any = None) -> bool:
@@ -196,13 +208,14 @@ def uses_dask(estimator: Any, X: Any = None) -> bool:
     return is_dask_array(X) or is_dask_array(getattr(estimator, "_fit_X", None))
 
 
-def check_query(estimator: Any, X: Any) -> tuple[Any, Any]:
+def check_query(estimator: Any, X: Any, *, return_magnitude: bool = False) -> tuple[Any, ...]:
     """``(X, xp)``: the query of a fitted estimator that keeps its training rows in
     ``_fit_X``, validated in the fitted rows' dtype, namespace and device.
 
     With dask training data or a dask query (:func:`uses_dask`) X is validated in its own
     namespace instead (NumPy or CuPy queries of dask training data are answered in theirs;
-    a dask query stays lazy) and ``xp`` is X's namespace.
+    a dask query stays lazy) and ``xp`` is X's namespace. ``return_magnitude``:
+    ``(X, xp, max |X|)`` (see :func:`validate_data`).
     """
     from ._backend import array_namespace, device_of  # noqa: PLC0415
 
@@ -210,6 +223,9 @@ def check_query(estimator: Any, X: Any) -> tuple[Any, Any]:
     fit = estimator._fit_X
     if uses_dask(estimator, X):
         X = validate_data(estimator, X, reset=False, dtype=fit.dtype)
-        return X, array_namespace(X)
+        return (X, array_namespace(X), None) if return_magnitude else (X, array_namespace(X))
     xp = array_namespace(fit)
-    return validate_data(estimator, X, reset=False, xp=xp, dtype=fit.dtype, device=device_of(fit)), xp
+    out = validate_data(
+        estimator, X, reset=False, xp=xp, dtype=fit.dtype, device=device_of(fit), return_magnitude=return_magnitude
+    )
+    return (out[0], xp, out[1]) if return_magnitude else (out, xp)

@@ -12,9 +12,9 @@ from sklearn.neighbors import NearestCentroid as SkNC
 from sklearn.neighbors import RadiusNeighborsClassifier as SkRNC
 from sklearn.preprocessing import StandardScaler
 
-from gpuknn.neighbors import CDNNClassifier, ECDNNClassifier
 from gpuknn.errors import InvalidInputError
 from gpuknn.model_selection import RepeatedStratifiedKFold
+from gpuknn.neighbors import CDNNClassifier, ECDNNClassifier
 from gpuknn.plots.cdnn import plot_f1_vs_k
 from gpuknn.studies.cdnn_study import DATASETS, METHODS, PUBLISHED, load_study_dataset, run_cdnn_study
 

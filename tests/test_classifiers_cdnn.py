@@ -6,9 +6,8 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.model_selection import train_test_split as sk_train_test_split
 
 from gpuknn._backend import to_numpy
-from gpuknn.neighbors import CDNNClassifier, ECDNNClassifier, KNeighborsClassifier
-from gpuknn.neighbors import centroid_displacement_predict
 from gpuknn.errors import InvalidInputError, NotFittedError
+from gpuknn.neighbors import CDNNClassifier, ECDNNClassifier, KNeighborsClassifier, centroid_displacement_predict
 from gpuknn.ops.kneighbors import kneighbors
 
 

@@ -5,8 +5,8 @@ import pytest
 from sklearn.neighbors import NearestCentroid as SkNC
 
 from gpuknn._backend import to_numpy
-from gpuknn.neighbors import NearestCentroid
 from gpuknn.errors import InvalidInputError, NotFittedError
+from gpuknn.neighbors import NearestCentroid
 
 
 def _data(seed=0):

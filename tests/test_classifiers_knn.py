@@ -5,8 +5,8 @@ import pytest
 from sklearn.neighbors import KNeighborsClassifier as SkKNN
 
 from gpuknn._backend import to_numpy
-from gpuknn.neighbors import KNeighborsClassifier
 from gpuknn.errors import InvalidInputError, NotFittedError
+from gpuknn.neighbors import KNeighborsClassifier
 
 
 def _data(seed=0, n=150, d=4, n_classes=3):

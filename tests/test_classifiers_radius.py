@@ -5,8 +5,8 @@ import pytest
 from sklearn.neighbors import RadiusNeighborsClassifier as SkRNC
 
 from gpuknn._backend import to_numpy
-from gpuknn.neighbors import RadiusNeighborsClassifier
 from gpuknn.errors import InvalidInputError, NotFittedError
+from gpuknn.neighbors import RadiusNeighborsClassifier
 
 
 def _data(seed=0):

@@ -66,3 +66,69 @@ def test_score_many_k_has_no_sync_per_k(weights):
         assert out[weights]["macro_f1"].shape == (len(ks),)
         counts.append(syncs.count)
     assert counts[0] == counts[1] > 0
+
+
+# --------------------------------------------------------------- validate once (issue 30)
+def _sync_count(fn):
+    fn()  # warm-up: lazy imports and caches are not the call's syncs
+    with HostSyncs() as syncs:
+        fn()
+    return syncs.count
+
+
+def _predict_case():
+    """The issue's case: fit 5 000 x 20 float32, predict 1 000 x 20, brute force, torch CPU."""
+    X = torch.asarray(RNG.normal(size=(5000, 20)).astype(np.float32))
+    y = torch.asarray(RNG.integers(0, 3, 5000))
+    Q = torch.asarray(RNG.normal(size=(1000, 20)).astype(np.float32))
+    return X, y, Q
+
+
+def test_public_calls_validate_with_one_sync():
+    """A public call's validation is one host sync (finite values and magnitude in one
+    reduction and transfer); the engine below it checks nothing again."""
+    from gpuknn.base import check_query
+    from gpuknn.ops.kneighbors import PreparedReference, search_validated
+    from gpuknn.ops.limits import check_values, check_working_memory
+    from gpuknn.ops.search import Reference
+    from gpuknn.ops.votes import predict_votes
+
+    X, y, Q = _predict_case()
+    clf = gpuknn.KNeighborsClassifier(5, algorithm="brute").fit(X, y)
+    assert _sync_count(lambda: check_query(clf, Q, return_magnitude=True)) == 1
+
+    def engine_only():
+        nb = clf._neighbors(Q, 5, clf._fit_magnitude)
+        predict_votes(clf._labels_of(nb.indices, tx), [5], 3, None, "uniform", tx)
+
+    total, engine = _sync_count(lambda: clf.predict(Q)), _sync_count(engine_only)
+    assert total - engine == 1, (total, engine)
+    assert total <= 10  # 14 before issue 30: 4 of them validation
+
+    # The engine's public kneighbors: one sync for both inputs, nothing in its internal entry.
+    mag = max(PreparedReference(X, metric="euclidean").magnitude, check_values(Q, tx, name="Q"))
+    wm = check_working_memory(None, tx)
+
+    def internal():  # the reference prepared as the public call prepares it, then the engine
+        ref = Reference(X, "euclidean", keep_rows=False)
+        return search_validated(Q, ref, 5, magnitude=mag, working_memory=wm).output_distances()
+
+    public = _sync_count(lambda: gpuknn.kneighbors(Q, X, 5))
+    assert public - _sync_count(internal) == 1, public
+
+
+def test_cv_fold_trusts_the_boundary():
+    """A fold of cross_validate_k scores rows validated once for the whole X: no re-check of
+    the rows in the search nor of the lists in the votes (25 syncs per fold before issue 30)."""
+    from gpuknn.model_selection.cv import fold_k_scores
+    from gpuknn.ops.limits import check_values
+
+    X, y, _ = _predict_case()
+    mag = check_values(X, tx, name="X")
+    args = (X[:4000], y[:4000], X[4000:], y[4000:], [1, 3, 5, 7])
+    opts = dict(n_classes=3, metric="euclidean", weights=["uniform", "distance"], scoring=["accuracy"])
+    opts["working_memory"] = 1 << 30
+    trusted = _sync_count(lambda: fold_k_scores(*args, **opts, magnitude=mag))
+    checked = _sync_count(lambda: fold_k_scores(*args, **opts))
+    assert trusted <= 19, trusted
+    assert checked - trusted == 1, (checked, trusted)  # the rows' one check; the lists' never

@@ -5,8 +5,8 @@ import pytest
 
 from gpuknn._backend import to_numpy
 from gpuknn.errors import InvalidInputError
-from gpuknn.ops.kneighbors import kneighbors
 from gpuknn.ops.kdtree import KD_TREE_MAX_DIM, kdtree_kneighbors, neighbors, resolve_algorithm
+from gpuknn.ops.kneighbors import kneighbors
 
 
 @pytest.mark.parametrize("k", [1, 3, 17, 120])
@@ -72,3 +72,20 @@ def test_bad_k_and_metric():
         kdtree_kneighbors(R, R, 6)
     with pytest.raises(InvalidInputError, match="kd_tree"):
         kdtree_kneighbors(R, R, 2, metric="cosine")
+
+
+def test_kd_tree_predict_never_reads_the_training_rows():
+    """After fit, a kd-tree predict touches the training set only through the tree: its
+    magnitude was kept at fit (no re-scan per predict, whose cost would grow with the
+    training set). Rows replaced by NaN after fit would break any read of them."""
+    from gpuknn import KNeighborsClassifier, KNeighborsRegressor
+
+    rng = np.random.default_rng(3)
+    X, Q = rng.normal(size=(2000, 4)), rng.normal(size=(50, 4))
+    y = rng.integers(0, 3, 2000)
+    for est in (KNeighborsClassifier(5), KNeighborsRegressor(5, weights="distance")):
+        est.fit(X, y)
+        assert est._fit_method == "kd_tree"
+        want = est.predict(Q)
+        est._fit_X = np.broadcast_to(np.float64(np.nan), X.shape)  # poisoned, same metadata
+        np.testing.assert_array_equal(est.predict(Q), want)

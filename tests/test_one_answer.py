@@ -11,8 +11,8 @@ from helpers import assert_xp, host
 from threadpoolctl import threadpool_limits
 
 from gpuknn import KNeighborsClassifier, finalize_partial, kneighbors, kneighbors_partial, merge_partial
-from gpuknn.ops.psweep import neighbors_for_p_sweep
 from gpuknn.ops.kneighbors import search
+from gpuknn.ops.psweep import neighbors_for_p_sweep
 
 METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation", "inner"]
 

@@ -7,8 +7,7 @@ from helpers import assert_xp
 from sklearn.neighbors import KNeighborsRegressor as SkKNR
 
 from gpuknn.errors import InvalidInputError, NotFittedError
-from gpuknn.neighbors import RadiusNeighborsRegressor
-from gpuknn.neighbors import KNeighborsRegressor
+from gpuknn.neighbors import KNeighborsRegressor, RadiusNeighborsRegressor
 
 TOL = dict(exact=False, rtol=1e-12, atol=1e-12)
 

@@ -70,7 +70,7 @@ def test_macro_f1_for_all_k_counts_absent_classes():
 
 
 def test_p_sweep_retries_narrower_blocks_when_memory_runs_out(monkeypatch):
-    from gpuknn.model_selection import psweep
+    from gpuknn.ops import psweep
 
     rng = np.random.default_rng(6)
     Z, Zq = rng.normal(size=(300, 8)), rng.normal(size=(20, 8))

@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from .._backend import from_numpy, resolve_device, to_numpy
-from ..neighbors import KNeighborsClassifier
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score, positive_class_report, precision_recall_fscore_support
 from ..model_selection import StratifiedKFold, train_test_split
+from ..neighbors import KNeighborsClassifier
 from ..ops.distance import METRICS
 from ._args import positive_int
 

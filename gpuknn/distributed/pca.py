@@ -19,7 +19,7 @@ from ..linalg.moments import (
 from ..linalg.moments import moments as _chunk_moments
 from ._dask import as_row_chunked, import_dask, resolve_split_every, row_blocks, tree_reduce
 
-__all__ = ["moments", "covariance", "covariance_and_mean", "fit_pca", "transform_pca"]
+__all__ = ["moments", "covariance", "covariance_and_mean", "pca_moments", "project"]
 
 
 def _merge_many(*parts: Any) -> Any:

@@ -18,13 +18,16 @@ from .._backend import array_namespace, device_of, to_numpy, validate_matrix
 from .._delegation import on_input_device, take_rows
 from .._labels import encode_labels
 from ..errors import InvalidInputError
-from ..ops.kneighbors import search
+from ..ops.distance import check_metric
 from ..ops.exact import distance_interval, keys_to_distances
 from ..ops.gram import prefix_reference
+from ..ops.kneighbors import search, search_validated
+from ..ops.limits import check_values, check_working_memory
 from ..ops.psweep import prefix_refine
+from ..ops.search import Reference
 from .runner import get_runner, task_working_memory
 from .splitters import StratifiedKFold
-from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_many_k
+from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_many_k, score_votes
 
 __all__ = ["SweepTable", "cross_validate_k", "cross_validate_kp", "fold_k_scores", "fold_kp_scores"]
 
@@ -68,20 +71,45 @@ def _labels(y_train_dev: Any, nbr: Any, xp: Any) -> Any:
 
 
 def fold_k_scores(
-    X_train, y_train, X_test, y_test, ks, *, n_classes, metric, weights, scoring, working_memory=None
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    ks,
+    *,
+    n_classes,
+    metric,
+    weights,
+    scoring,
+    working_memory=None,
+    magnitude: float | None = None,
 ) -> dict:
-    """Scores of every (weights, k) on one fold; labels are class indices in X's namespace."""
-    nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
+    """Scores of every (weights, k) on one fold; labels are class indices in X's namespace.
+
+    ``magnitude``: ``max |X|`` of rows the caller has validated (:func:`gpuknn.ops.limits.check_values`,
+    as :func:`cross_validate_k` does once for the whole X); then nothing is checked or
+    scanned again in the fold. Without it the rows are checked here.
+    """
     xp = array_namespace(X_train)
+    if magnitude is None:
+        nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
+    else:
+        ref = Reference(X_train, metric, keep_rows=False)
+        wm = check_working_memory(working_memory, xp)
+        nb = search_validated(X_test, ref, max(ks), magnitude=magnitude, working_memory=wm, labels=y_train)
     va = nb.vote_args()
-    return score_many_k(
+    weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
+    scoring = scoring if isinstance(scoring, dict) else check_names(scoring, name="scoring")
+    # The fold's own lists: scored without checking them again (score_many_k's internal entry).
+    return score_votes(
         _labels(y_train, nb.indices, xp),
         va["distances"],
         y_test,
-        ks,
-        n_classes=n_classes,
-        weights=weights,
-        scoring=scoring,
+        list(ks),
+        n_classes,
+        weights,
+        scoring,
+        xp,
         bounds=va["bounds"],
         refine=va["refine"],
     )
@@ -126,10 +154,11 @@ def fold_kp_scores(
 
 def _prepare(X, y, cv):
     xp = array_namespace(X)
-    X = validate_matrix(X, xp, name="X")
+    X = validate_matrix(X, xp, name="X", check_finite=False)
+    magnitude = check_values(X, xp, name="X")  # the one value check; the folds trust it
     classes, y_dev = encode_labels(y, X.shape[0], xp, device_of(X))
     folds = check_folds(cv, X, to_numpy(y_dev))  # the class codes stratify like the labels
-    return xp, X, y_dev, int(classes.shape[0]), folds
+    return xp, X, y_dev, int(classes.shape[0]), folds, magnitude
 
 
 def check_folds(cv: Any, X: Any, y_codes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -241,10 +270,12 @@ def cross_validate_k(
     >>> [round(r["accuracy_mean"], 2) for r in t.summary()]
     [0.95, 0.9]
     """
-    xp, X, y_dev, n_classes, folds = _prepare(X, y, cv)
+    check_metric(metric)
+    xp, X, y_dev, n_classes, folds, magnitude = _prepare(X, y, cv)
     ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
     weights, scoring, names = _options(weights, scoring)
     options = {"n_classes": n_classes, "metric": metric, "weights": weights, "scoring": scoring}
+    options["magnitude"] = magnitude
     rows = _run_folds(_k_fold, client, X, y_dev, folds, ks=ks, working_memory=working_memory, **options)
     return SweepTable(rows, names)
 
@@ -259,7 +290,7 @@ def _run_folds(task: Any, client: Any, X: Any, y_dev: Any, folds: list, **option
     return [row for f in range(len(folds)) for row in by_fold[f]]
 
 
-def _k_fold(X, y, folds, f, ks, n_classes, metric, weights, scoring, working_memory) -> list[dict]:
+def _k_fold(X, y, folds, f, ks, n_classes, metric, weights, scoring, working_memory, magnitude) -> list[dict]:
     """One fold of :func:`cross_validate_k`: its table rows."""
     tr, te = folds[f]
     sc = fold_k_scores(
@@ -273,6 +304,7 @@ def _k_fold(X, y, folds, f, ks, n_classes, metric, weights, scoring, working_mem
         weights=weights,
         scoring=scoring,
         working_memory=working_memory,
+        magnitude=magnitude,
     )
     return _rows(sc, ks, f, {})
 
@@ -301,7 +333,7 @@ def cross_validate_kp(
     PCA(p) + kNN for every (p, k) (tested). See :func:`cross_validate_k` for the options
     (``client``: one Dask task per fold, the PCA fitted inside it).
     """
-    xp, X, y_dev, n_classes, folds = _prepare(X, y, cv)
+    xp, X, y_dev, n_classes, folds, _ = _prepare(X, y, cv)
     ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
     ps = check_grid(ps, name="p", argument="ps", upper=min(X.shape[1], min(tr.size for tr, _ in folds)))
     weights, scoring, names = _options(weights, scoring)

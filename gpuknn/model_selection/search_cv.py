@@ -22,13 +22,14 @@ from sklearn.pipeline import make_pipeline
 
 from .._backend import array_namespace, check_int, device_of, to_numpy, validate_matrix
 from .._delegation import take_rows
-from ..base import BaseEstimator, check_is_fitted
 from .._labels import encode_labels
-from ..neighbors import KNeighborsClassifier
+from ..base import BaseEstimator, check_is_fitted
 from ..decomposition import PCA
 from ..errors import InvalidInputError
 from ..metrics import balanced_accuracy_score, f1_score
+from ..neighbors import KNeighborsClassifier
 from ..ops.distance import check_metric
+from ..ops.limits import check_values
 from .cv import check_folds, fold_k_scores, fold_kp_scores
 
 __all__ = ["KNeighborsClassifierCV", "PCAKNeighborsClassifierCV"]
@@ -101,7 +102,8 @@ class _SearchCV(ClassifierMixin, BaseEstimator):
         """X validated and converted once (the refit gets this array: no copy; its own check
         of it is two reductions), class codes on X's device, the class count, host folds."""
         xp = array_namespace(X)
-        X = validate_matrix(X, xp, name="X")
+        X = validate_matrix(X, xp, name="X", check_finite=False)
+        self._magnitude = check_values(X, xp, name="X")  # the one value check; the folds trust it
         classes, y_dev = encode_labels(y, X.shape[0], xp, device_of(X))
         y_codes = to_numpy(y_dev)
         cv = 5 if self.cv is None else self.cv  # GridSearchCV's default, not check_folds' one
@@ -282,6 +284,7 @@ class KNeighborsClassifierCV(_SearchCV):
                     weights=weights,
                     scoring=scoring,
                     working_memory=self.working_memory,
+                    magnitude=self._magnitude,
                 )
                 for w in weights:
                     v = next(iter(sc[w].values()))

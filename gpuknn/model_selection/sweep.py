@@ -22,8 +22,8 @@ from .._delegation import bincount
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score
 from ..ops.kneighbors import kneighbors
-from ..ops.votes import check_k_values, votes_for_many_k
 from ..ops.psweep import neighbors_for_p_sweep
+from ..ops.votes import check_k_values, check_vote_input, predict_votes
 
 __all__ = [
     "neighbors_for_k_sweep",
@@ -127,10 +127,36 @@ def score_many_k(
     weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
     if not isinstance(scoring, dict):
         scoring = check_names(scoring, name="scoring")
+    xp = array_namespace(neighbor_labels, distances)
+    # One check of the lists (one host transfer), whatever the number of weightings.
+    neighbor_labels, n_classes, distances = check_vote_input(neighbor_labels, n_classes, distances, xp)
+    ks = check_k_values(ks, name="ks", high=neighbor_labels.shape[1])
+    if "distance" in weights and distances is None:
+        raise InvalidInputError("weights='distance' needs the neighbour distances")
+    return score_votes(
+        neighbor_labels, distances, y_true, ks, n_classes, weights, scoring, xp, bounds=bounds, refine=refine
+    )
+
+
+def score_votes(
+    neighbor_labels: Any,
+    distances: Any,
+    y_true: Any,
+    ks: list[int],
+    n_classes: int,
+    weights: list[str],
+    scoring: Any,
+    xp: Any,
+    *,
+    bounds: tuple[Any, Any] | None = None,
+    refine: Callable[[Any], Any] | None = None,
+) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`score_many_k` of lists its caller has validated (the cross-validation's own
+    neighbours): no check of the lists again."""
     out: dict[str, dict[str, np.ndarray]] = {}
     for w in weights:
-        extra = {"distances": distances, "bounds": bounds, "refine": refine} if w == "distance" else {}
-        pred = votes_for_many_k(neighbor_labels, ks, n_classes=n_classes, weights=w, **extra)
+        extra = {"bounds": bounds, "refine": refine} if w == "distance" else {}
+        pred = predict_votes(neighbor_labels, ks, n_classes, distances if w == "distance" else None, w, xp, **extra)
         out[w] = {}
         for name in scoring:
             fn = scoring[name] if isinstance(scoring, dict) else SCORERS.get(name)

@@ -71,8 +71,9 @@ class NeighborsBase(BaseEstimator):
             check_working_memory(self.working_memory, np)
         self._check_params()
         xp = array_namespace(X)
-        X = validate_data(self, X, reset=True, xp=xp)  # a dask X (if accepted) stays lazy
-        self._fit_X = X
+        # The one value check (finite, squares in range): its magnitude is kept for queries.
+        X, self._fit_magnitude = validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
+        self._fit_X = X  # a dask X (if accepted) stays lazy
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
         self.effective_metric_ = self.metric
@@ -86,9 +87,10 @@ class NeighborsBase(BaseEstimator):
             self._tree = self._ref = None
             return
         brute = self._fit_method == "brute"
-        self._tree = None if brute else build_tree(self._fit_X, name="X")
+        mag = self._fit_magnitude
+        self._tree = None if brute else build_tree(self._fit_X, name="X", magnitude=mag)
         # Prepared once here, not at every query (the engine's reference statistics and rows).
-        self._ref = PreparedReference(self._fit_X, metric=self.metric, name="X") if brute else None
+        self._ref = PreparedReference(self._fit_X, metric=self.metric, name="X", magnitude=mag) if brute else None
 
     def __getstate__(self) -> dict:
         # The prepared reference holds its array module, which does not pickle: rebuilt on load.
@@ -115,8 +117,9 @@ class NeighborsBase(BaseEstimator):
             )
         return k
 
-    def _neighbors(self, X: Any, k: int) -> Any:
-        """The :class:`~gpuknn.ops.kneighbors.Neighbors` of validated X (the one engine call)."""
+    def _neighbors(self, X: Any, k: int, magnitude: float) -> Any:
+        """The :class:`~gpuknn.ops.kneighbors.Neighbors` of X validated by :meth:`_query` (its
+        ``magnitude``): the one engine call, which checks nothing again."""
         return neighbors(
             X,
             self._ref if self._ref is not None else self._fit_X,
@@ -126,14 +129,16 @@ class NeighborsBase(BaseEstimator):
             working_memory=self.working_memory,
             tree=self._tree,
             names=("X", "X"),
+            magnitude=max(magnitude, self._fit_magnitude),
         )
 
-    def _query(self, X: Any) -> tuple[Any, Any]:
-        """``(X, xp)``: the validated query, or the training rows for ``X=None``."""
+    def _query(self, X: Any) -> tuple[Any, Any, Any]:
+        """``(X, xp, max |X|)``: the query validated once (values and magnitude in one pass),
+        or the training rows for ``X=None`` (checked at ``fit``)."""
         if X is None:
             check_is_fitted(self, "_fit_X")
-            return self._fit_X, array_namespace(self._fit_X)
-        return check_query(self, X)
+            return self._fit_X, array_namespace(self._fit_X), self._fit_magnitude
+        return check_query(self, X, return_magnitude=True)
 
 
 class KNeighborsMixin:
@@ -165,14 +170,14 @@ class KNeighborsMixin:
         check_is_fitted(self, "_fit_X")
         train = X is None
         k = self._check_n_neighbors(n_neighbors, query_is_train=train)
-        X, xp = self._query(X)
+        X, xp, mag = self._query(X)
         if uses_dask(self, X):  # dask data: lazy for a dask query (or X=None), else computed
             from ._dask import kneighbors  # noqa: PLC0415 - Dask only with its arrays
 
             return kneighbors(self, None if train else X, k, return_distance)
         # On the fitted data's device (CuPy creates on the current one; X=None names none).
         with device_scope(self._fit_X):
-            nb = self._neighbors(X, k + train)
+            nb = self._neighbors(X, k + train, mag)
             dist, idx = nb.output_distances(), nb.indices
             if train:
                 dist, idx = drop_self(dist, idx, array_namespace(idx))
@@ -268,7 +273,7 @@ class RadiusNeighborsMixin:
             )
         radius = check_radius(self.radius if radius is None else radius)
         train = X is None
-        X, xp = self._query(X)
+        X, xp, _ = self._query(X)
         with device_scope(self._fit_X):  # X=None names no device: the fitted data's
             n, dev = int(X.shape[0]), device_of(X)
             wm = check_working_memory(self.working_memory, xp)

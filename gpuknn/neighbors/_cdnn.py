@@ -29,11 +29,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._backend import array_namespace, device_of
+from .._backend import array_namespace, check_int, device_of
+from ..base import check_query
 from ..errors import InvalidInputError
 from ..ops.distance import prepare_rows
-from .._backend import check_int
-from ..base import check_query
 from ._base import NeighborsBase, NeighborsClassifierMixin
 
 __all__ = ["CDNNClassifier", "ECDNNClassifier", "centroid_displacement_predict"]
@@ -197,8 +196,8 @@ class CDNNClassifier(NeighborsClassifierMixin, NeighborsBase):
 
     def predict(self, X: Any) -> Any:
         """Predicted labels, shape (n_queries,)."""
-        X, _ = check_query(self, X)
-        idx = self._neighbors(X, self.n_neighbors).indices
+        X, _, mag = check_query(self, X, return_magnitude=True)
+        idx = self._neighbors(X, self.n_neighbors, mag).indices
         pred = centroid_displacement_predict(
             X,
             self._fit_X,

@@ -15,7 +15,7 @@ from ..base import check_query, uses_dask
 from ..errors import InvalidInputError
 from ..ops.limits import check_working_memory
 from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_votes
-from ..ops.votes import exact_winner, vote_counts, votes_for_many_k
+from ..ops.votes import count_votes, exact_winner, predict_votes
 from ..ops.weights import check_weights, distance_weights
 from ._base import KNeighborsMixin, NeighborsBase, NeighborsClassifierMixin, RadiusNeighborsMixin
 
@@ -98,18 +98,18 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         self._check_n_neighbors()
         return self
 
-    def _votes(self, X: Any, proba: bool) -> Any:
+    def _votes(self, X: Any, xp: Any, magnitude: float, proba: bool) -> Any:
         """Class indices (n,) or vote totals (n, n_classes) of validated X."""
-        xp = array_namespace(X)
-        nb = self._neighbors(X, self.n_neighbors)
+        nb = self._neighbors(X, self.n_neighbors, magnitude)
         labels = self._labels_of(nb.indices, xp)
         n_classes = int(self.classes_.shape[0])
+        # The engine's own labels and distances: the votes' internal entries check nothing again.
         if proba:
-            return vote_counts(
-                labels, [self.n_neighbors], n_classes=n_classes, distances=nb.distances, weights=self.weights
-            )[0, ...]
-        extra = nb.vote_args() if self.weights == "distance" else {}
-        return votes_for_many_k(labels, [self.n_neighbors], n_classes=n_classes, weights=self.weights, **extra)[0, :]
+            return count_votes(labels, [self.n_neighbors], n_classes, nb.distances, self.weights, xp)[0, ...]
+        extra = nb.vote_args() if self.weights == "distance" else {"distances": None}
+        return predict_votes(labels, [self.n_neighbors], n_classes, extra.pop("distances"), self.weights, xp, **extra)[
+            0, :
+        ]
 
     def predict(self, X: Any) -> Any:
         """Predicted labels, shape (n_queries,).
@@ -117,21 +117,21 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         Distance-weighted votes are decided on the exact distances, even where the winner
         hinges on a difference below float rounding (:func:`gpuknn.votes_for_many_k`).
         """
-        X, _ = check_query(self, X)
+        X, xp, mag = check_query(self, X, return_magnitude=True)
         if uses_dask(self, X):
             from ._dask import predict  # noqa: PLC0415 - Dask only with its arrays
 
             return predict(self, X)
-        return self._decode(self._votes(X, proba=False))
+        return self._decode(self._votes(X, xp, mag, proba=False))
 
     def predict_proba(self, X: Any) -> Any:
         """Vote shares per class, shape (n_queries, n_classes), columns in ``classes_`` order."""
-        X, xp = check_query(self, X)
+        X, xp, mag = check_query(self, X, return_magnitude=True)
         if uses_dask(self, X):
             from ._dask import predict_proba  # noqa: PLC0415
 
             return predict_proba(self, X)
-        counts = self._votes(X, proba=True)
+        counts = self._votes(X, xp, mag, proba=True)
         counts = xp.astype(counts, xp.float64 if counts.dtype == xp.int64 else counts.dtype)
         return counts / xp.sum(counts, axis=1, keepdims=True)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._backend import array_namespace, device_of
-from ..errors import InvalidInputError
-from ..ops.kneighbors import kneighbors
-from ..ops.distance import check_metric
 from ..base import BaseEstimator, check_query, validate_data
+from ..errors import InvalidInputError
+from ..ops.distance import check_metric
+from ..ops.kneighbors import PreparedReference, search_validated
+from ..ops.limits import check_values, check_working_memory
 from ._base import NeighborsClassifierMixin
 
 __all__ = ["NearestCentroid", "class_means"]
@@ -73,17 +74,21 @@ class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> NearestCentroid:
         """Compute the class means."""
         check_metric(self.metric)
-        self._fit_X = validate_data(self, X, reset=True)
+        self._fit_X, _ = validate_data(self, X, reset=True, return_magnitude=True)
         self.n_features_in_ = int(self._fit_X.shape[1])
         self._fit_labels(y)
         n_classes = int(self.classes_.shape[0])
         if n_classes < 2:
             raise InvalidInputError(f"NearestCentroid needs at least 2 classes, got {n_classes} class(es)")
         self.centroids_, _ = class_means(self._fit_X, self._y, n_classes)
+        self._centroid_magnitude = check_values(self.centroids_, array_namespace(self.centroids_), name="centroids_")
         return self
 
     def predict(self, X: Any) -> Any:
         """Label of the nearest centroid for every row of X, shape (n_queries,)."""
-        X, _ = check_query(self, X)
-        idx = kneighbors(X, self.centroids_, 1, metric=self.metric, return_distance=False)
-        return self._decode(idx[:, 0])
+        X, xp, mag = check_query(self, X, return_magnitude=True)
+        ref = PreparedReference(self.centroids_, metric=self.metric, magnitude=self._centroid_magnitude)
+        nb = search_validated(
+            X, ref, 1, magnitude=max(mag, ref.magnitude), working_memory=check_working_memory(None, xp)
+        )
+        return self._decode(nb.indices[:, 0])

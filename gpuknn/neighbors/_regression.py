@@ -155,13 +155,13 @@ class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
 
     def predict(self, X: Any) -> Any:
         """Weighted mean target of each query's k neighbours: (n_queries,) or (n_queries, n_outputs)."""
-        X, xp = check_query(self, X)
-        k = self._check_n_neighbors()
+        X, xp, mag = check_query(self, X, return_magnitude=True)
+        k = self._check_n_neighbors(n_queries=int(X.shape[0]))
         if uses_dask(self, X):
             from ._dask import regress  # noqa: PLC0415 - Dask only with its arrays
 
             return regress(self, X)
-        nb = self._neighbors(X, k)
+        nb = self._neighbors(X, k, mag)
         Y = self._targets(xp)
         Yn = xp.reshape(xp.take(Y, xp.reshape(nb.indices, (-1,)), axis=0), (X.shape[0], k, Y.shape[1]))
         d = None if self.weights in (None, "uniform") else nb.distances

@@ -32,6 +32,7 @@ from typing import Any
 from .._backend import array_namespace, default_working_memory, validate_matrix
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
+from .limits import check_magnitude
 
 __all__ = [
     "METRICS",
@@ -142,12 +143,13 @@ def validate_pair(
     """Validate two matrices for a distance computation and bring them to one float dtype.
 
     Returns ``(Q, R, xp)``. Raises :class:`InvalidInputError` on wrong ndim, empty input,
-    non-finite values (naming the rows; unless ``check_finite=False``, for callers that
-    check values themselves) or a feature-count mismatch.
+    a feature-count mismatch, and (unless ``check_finite=False``, for callers that check
+    values themselves) non-finite values, naming the rows, or values whose squares overflow
+    (:func:`gpuknn.ops.limits.check_magnitude`: one host sync for both).
     """
     xp = array_namespace(Q, R)
-    Q = validate_matrix(Q, xp, name=names[0], dtype=dtype, check_finite=check_finite)
-    R = validate_matrix(R, xp, name=names[1], dtype=dtype, check_finite=check_finite)
+    Q = validate_matrix(Q, xp, name=names[0], dtype=dtype, check_finite=False)
+    R = validate_matrix(R, xp, name=names[1], dtype=dtype, check_finite=False)
     if Q.shape[1] != R.shape[1]:
         raise InvalidInputError(
             f"{names[0]} has {Q.shape[1]} features but {names[1]} has {R.shape[1]} "
@@ -157,14 +159,7 @@ def validate_pair(
         common = xp.result_type(Q.dtype, R.dtype)
         Q, R = xp.astype(Q, common), xp.astype(R, common)
     if check_finite:  # finite values whose squared norms overflow give inf distances: refused
-        for name, a in zip(names, (Q, R)):
-            top = max(float(xp.max(a)), -float(xp.min(a)))
-            limit = (float(xp.finfo(a.dtype).max) / (4 * (a.shape[1] + 1))) ** 0.5
-            if top > limit:
-                raise InvalidInputError(
-                    f"{name} holds values up to {top:.3g}; {a.dtype} squared norms of "
-                    f"{a.shape[1]} features overflow beyond {limit:.3g}: rescale the data"
-                )
+        check_magnitude(Q, R, xp, names=names)
     return Q, R, xp
 
 

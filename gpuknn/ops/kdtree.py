@@ -24,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import is_numpy_namespace, to_numpy
+from .._backend import array_namespace, is_numpy_namespace, to_numpy
 from .._delegation import sqdist64
 from ..errors import InvalidInputError
+from .kneighbors import Neighbors, PreparedReference, search, search_validated
+from .limits import check_magnitude, check_values, check_working_memory
 
 __all__ = ["KD_TREE_MAX_DIM", "ALGORITHMS", "resolve_algorithm", "kdtree_kneighbors", "neighbors"]
 
@@ -58,17 +60,16 @@ def resolve_algorithm(algorithm: str, xp: Any, metric: str, n_features: int) -> 
     return "brute"
 
 
-def build_tree(R: Any, *, name: str = "R") -> Any:
+def build_tree(R: Any, *, name: str = "R", magnitude: float | None = None) -> Any:
     """A ``scipy.spatial.cKDTree`` over the rows of R (host float64 copy).
 
-    Values whose squares overflow are refused (naming ``name``), as the brute engine does.
+    Values whose squares overflow are refused (naming ``name``), as the brute engine does,
+    unless the caller validated R already and passes its ``magnitude``.
     """
     from scipy.spatial import cKDTree  # noqa: PLC0415 - scipy import is slow, only when used
 
-    from .._backend import array_namespace  # noqa: PLC0415
-    from .limits import check_magnitude  # noqa: PLC0415 - limits imports search
-
-    check_magnitude(None, R, array_namespace(R), names=(name, name))
+    if magnitude is None:
+        check_values(R, array_namespace(R), name=name)
     return cKDTree(np.asarray(to_numpy(R), dtype=np.float64))
 
 
@@ -154,25 +155,28 @@ def neighbors(
     working_memory: int | None = None,
     tree: Any = None,
     names: tuple[str, str] = ("Q", "R"),
+    magnitude: float | None = None,
 ) -> Any:
     """k nearest references by the chosen algorithm: a :class:`gpuknn.ops.kneighbors.Neighbors`.
 
     ``algorithm`` is resolved with :func:`resolve_algorithm`; ``"brute"`` calls
     :func:`gpuknn.ops.kneighbors.search` (R an array or a ``PreparedReference``). Ties -> lower
-    reference index either way, and the same distances. Inputs must already be validated;
-    values whose squares overflow are refused on both paths, naming ``names`` (the caller's
-    argument names).
+    reference index either way, and the same distances. Inputs must already be
+    validated; values whose squares overflow are refused on both paths, naming ``names`` (the
+    caller's argument names). With ``magnitude`` (``max |value|`` of Q and R, from the
+    caller's one check at its public boundary) nothing is checked or scanned again: R (a
+    ``PreparedReference`` for brute force) is touched only through its index.
     """
-    from .._backend import array_namespace  # noqa: PLC0415
-    from .kneighbors import Neighbors, PreparedReference, search  # noqa: PLC0415
-    from .limits import check_magnitude  # noqa: PLC0415
-
     data = R.data if isinstance(R, PreparedReference) else R
     xp = array_namespace(Q, data)
     algo = resolve_algorithm(algorithm, xp, metric, int(data.shape[1]))
     if algo == "brute":
+        if magnitude is not None and isinstance(R, PreparedReference) and R.metric == metric:
+            wm = check_working_memory(working_memory, xp)
+            return search_validated(Q, R, k, magnitude=magnitude, working_memory=wm)
         return search(Q, R, k, metric=metric, working_memory=working_memory, names=names)
-    check_magnitude(Q, data, xp, names=names)  # cKDTree would return garbage indices
+    if magnitude is None:
+        check_magnitude(Q, data, xp, names=names)  # cKDTree would return garbage indices
     sq, i = kdtree_kneighbors(Q, data, k, metric=metric, tree=tree, squared=True)
     keys = -sq
     dist = np.sqrt(sq) if metric == "euclidean" else sq

@@ -41,7 +41,7 @@ from .certify import reference_bound
 from .distance import check_metric, validate_pair
 from .exact import distance_interval, exact_keys, keys_to_distances
 from .groups import rerank_groups
-from .limits import check_magnitude, check_working_memory, raise_to_minimum, warn_many_tiles
+from .limits import check_magnitude, check_values, check_working_memory, raise_to_minimum, warn_many_tiles
 from .rerank import rerank
 from .rerank import second_pass as _second_pass  # a module global: tests count its calls
 from .rows import replace_rows
@@ -58,6 +58,7 @@ __all__ = [
     "Neighbors",
     "kneighbors",
     "search",
+    "search_validated",
     "kneighbors_keys",
     "plan_tiles",
     "candidate_margin",
@@ -90,6 +91,9 @@ class PreparedReference:
     metric : str
     name : str, default "R"
         How messages about the rows name them (an estimator passes ``"X"``).
+    magnitude : float, optional
+        ``max |R|`` when the caller has validated R already (:func:`gpuknn.ops.limits.check_values`);
+        otherwise R is checked here (finite, squares in range).
 
     Examples
     --------
@@ -99,11 +103,12 @@ class PreparedReference:
     array([[2]])
     """
 
-    def __init__(self, R: Any, *, metric: str = "euclidean", name: str = "R"):
+    def __init__(self, R: Any, *, metric: str = "euclidean", name: str = "R", magnitude: float | None = None):
         check_metric(metric)
         xp = array_namespace(R)
         data = validate_matrix(R, xp, name=name, check_finite=False)
-        self.magnitude = check_magnitude(None, data, xp, names=("Q", name))
+        # An estimator's fit has checked the rows already and passes their magnitude on.
+        self.magnitude = check_values(data, xp, name=name) if magnitude is None else float(magnitude)
         self.metric = metric
         self.reference = Reference(data, metric, keep_rows=True)
 
@@ -252,7 +257,27 @@ def search(
     check_metric(metric)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric, names=names)
     k = check_int(k, name="k", low=1, high=ref.shape[0])
-    working_memory = check_working_memory(working_memory, xp)
+    return search_validated(
+        Q, ref, k, magnitude=magnitude, working_memory=check_working_memory(working_memory, xp), labels=labels
+    )
+
+
+def search_validated(
+    Q: Any, ref: Any, k: int, *, magnitude: float, working_memory: int, labels: Any = None
+) -> Neighbors:
+    """:func:`search`'s engine for input validated at a public boundary: it trusts its caller.
+
+    ``Q`` validated (finite, in ``ref``'s dtype, namespace and device), ``ref`` a
+    :class:`~gpuknn.ops.search.Reference` or :class:`PreparedReference` of the metric wanted,
+    ``1 <= k <= n_ref``, ``magnitude`` the largest ``|value|`` of both (what
+    :func:`gpuknn.ops.limits.check_values` returned), ``working_memory`` in bytes. Nothing
+    is checked or scanned again: the estimators, the cross-validation and the sweeps call
+    this after their one check at the boundary.
+    """
+    if isinstance(ref, PreparedReference):
+        ref = ref.reference
+    xp = array_namespace(Q)
+    metric = ref.metric
     keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude, labels=labels)
 
     def refine(rows: Any) -> Any:

@@ -4,8 +4,10 @@
   namespace's default), :func:`raise_to_minimum` lifts a budget below one row of tiles to
   that row (with a :class:`~gpuknn.errors.WorkingMemoryWarning`), and :func:`warn_many_tiles`
   says when a budget splits a search into so many tiles that their overhead dominates.
-* :func:`check_magnitude` refuses input whose squared norms overflow the dtype (every metric
-  forms ``x.x`` or ``q.r``), and NaN or infinity, naming the user's argument.
+* :func:`check_values` is the one value check of a search's input: NaN or infinity, and
+  values whose squared norms overflow the dtype (every metric forms ``x.x`` or ``q.r``), in
+  one reduction and one transfer, naming the user's argument; it returns the magnitude the
+  engine needs, so that nothing below the public boundary scans the input again.
 """
 
 from __future__ import annotations
@@ -14,11 +16,18 @@ import math
 import warnings
 from typing import Any
 
-from .._backend import default_working_memory, validate_matrix
+from .._backend import check_finite_rows, default_working_memory, to_numpy
 from ..errors import InvalidInputError, WorkingMemoryWarning
 from .search import TilePlan, _scratch_per_element
 
-__all__ = ["check_working_memory", "minimum_working_memory", "raise_to_minimum", "warn_many_tiles", "check_magnitude"]
+__all__ = [
+    "check_working_memory",
+    "minimum_working_memory",
+    "raise_to_minimum",
+    "warn_many_tiles",
+    "check_values",
+    "check_magnitude",
+]
 
 
 def check_working_memory(working_memory: Any, xp: Any) -> int:
@@ -79,27 +88,36 @@ def warn_many_tiles(plan: TilePlan, n_q: int, n_ref: int, working_memory: int) -
 _CPU_HINT = "256 MiB on the CPU and half the free memory on a GPU"
 
 
-def check_magnitude(Q: Any, R: Any, xp: Any, *, names: tuple[str, str] = ("Q", "R")) -> float:
-    """Largest |value| of Q (and R); raise on NaN/inf or if squared norms would overflow.
+def check_values(X: Any, xp: Any, *, name: str, magnitude: float | None = None) -> float:
+    """The one value check of a search's input: finite values whose squares stay in range.
 
-    Every metric forms ``x.x`` (norms, the euclidean augmentation) or ``q.r`` in the input's
-    dtype: beyond ``sqrt(max / d)`` they overflow and the neighbours are meaningless. The
-    same two reductions (max, min) also clear the finite check (NaN propagates through
-    them, an infinity is one of them); only a failing input is scanned row by row.
+    One reduction (``max |X|``, :func:`gpuknn._backend.max_abs`; or ``magnitude`` when the
+    caller has it) and one host transfer give both: NaN or infinity raise naming the rows,
+    and values beyond ``sqrt(max / (4 (d + 1)))`` raise too -- every metric forms ``x.x``
+    (norms, the euclidean augmentation) or ``q.r`` in the input's dtype, and past that they
+    overflow and the neighbours are meaningless. Returns ``max |X|``, which the engine needs
+    (its tile dtype and bounds): validated once, handed on.
     """
-    top = 0.0
-    for name, a in zip(names, (Q, R)):
-        if a is None:
-            continue
-        hi, lo = float(xp.max(a)), float(xp.min(a))
-        if not (math.isfinite(hi) and math.isfinite(lo)):
-            validate_matrix(a, xp, name=name)  # raises, naming the rows
-        top_a = max(hi, -lo)
-        limit = (float(xp.finfo(a.dtype).max) / (4 * (a.shape[1] + 1))) ** 0.5
-        if top_a > limit:
-            raise InvalidInputError(
-                f"{name} holds values up to {top_a:.3g}; {a.dtype} squared norms of "
-                f"{a.shape[1]} features overflow beyond {limit:.3g}: rescale the data"
-            )
-        top = max(top, top_a)
+    top = check_finite_rows(X, xp, name=name, magnitude=magnitude)
+    limit = (float(xp.finfo(X.dtype).max) / (4 * (X.shape[1] + 1))) ** 0.5
+    if top > limit:
+        raise InvalidInputError(
+            f"{name} holds values up to {top:.3g}; {X.dtype} squared norms of "
+            f"{X.shape[1]} features overflow beyond {limit:.3g}: rescale the data"
+        )
     return top
+
+
+def check_magnitude(Q: Any, R: Any, xp: Any, *, names: tuple[str, str] = ("Q", "R")) -> float:
+    """:func:`check_values` of Q and of R (either may be None): the larger magnitude.
+
+    Both reductions come to the host in one transfer (one sync for the pair).
+    """
+    pairs = [(n, a) for n, a in zip(names, (Q, R)) if a is not None and a.size]
+    if not pairs:
+        return 0.0
+    if len(pairs) == 1:
+        tops = [None]
+    else:
+        tops = to_numpy(xp.stack([xp.astype(xp.max(xp.abs(a)), xp.float64) for _, a in pairs])).tolist()
+    return max(check_values(a, xp, name=n, magnitude=t) for (n, a), t in zip(pairs, tops))

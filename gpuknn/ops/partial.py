@@ -29,9 +29,9 @@ from typing import Any, NamedTuple
 from .._backend import array_namespace, check_int, device_of
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .kneighbors import kneighbors_keys, resolve_inputs
 from .distance import check_metric
 from .exact import keys_to_distances
+from .kneighbors import kneighbors_keys, resolve_inputs
 from .limits import check_working_memory
 from .topk import merge_topk
 

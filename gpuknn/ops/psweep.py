@@ -24,11 +24,11 @@ from .._backend import (
 )
 from .._delegation import dot64, gram_accumulate, matmul_unit_roundoff
 from ..errors import InvalidInputError
-from .kneighbors import candidate_margin
 from .distance import check_metric
 from .exact import exact_keys, keys_to_distances, row_stats
 from .gram import prefix_bound, prefix_reference, prefix_stats, score_from_gram
 from .groups import rerank_groups
+from .kneighbors import candidate_margin
 from .rerank import KEY_MAX, collect_top, rerank, take_stats
 from .rows import replace_rows
 from .search import round_down

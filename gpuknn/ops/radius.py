@@ -114,9 +114,13 @@ def radius_tile(Xb: Any, ref: Reference, radius: float) -> RadiusTile:
     def units(key):  # a key in tile units, (rows, 1)
         return 0.5 * (q_sq[:, None] + key) if euclid else xp.full_like(e, key)
 
-    at_radius, at_zero = units(radius_key(radius, metric)), units(radius_key(0.0, metric))
-    # Pairs the tile cannot place: near the radius, or possibly at distance 0.
-    unsure = (((S >= at_radius - e) & (S <= at_radius + e)) | (S >= at_zero - e)) & (e > 0)
+    key = radius_key(radius, metric)
+    at_radius, at_zero = units(key), units(radius_key(0.0, metric))
+    # Pairs the tile cannot place: within its certified error of the radius -- widened by a
+    # few float64 ulps of the radius in tile units (their own rounding) -- or possibly at 0.
+    slack = 2.0**-40 * (0.5 * (q_sq[:, None] + abs(key)) if euclid else xp.full_like(e, 1 + abs(key)))
+    near_radius = (S >= at_radius - e - slack) & (S <= at_radius + e + slack)
+    unsure = near_radius | ((S >= at_zero - e) & (e > 0))
     keys = (S - 0.5 * q_sq[:, None]) / scale if euclid else S
     flat_unsure = xp.reshape(unsure, (-1,))
     flat = xp.nonzero(flat_unsure)[0]
@@ -255,8 +259,8 @@ def radius_pairs(Xb: Any, ref: Reference, radius: float, *, budget: int) -> tupl
     distances : array of shape (n_pairs,), Xb's dtype
         The exact (float64, rounded once) distances.
 
-    Complexity: one (m, n_ref) GEMM, O(d) float64 work per pair inside the radius or near
-    it; memory O(m · n_ref) for the scores.
+    Membership is :func:`radius_tile`'s. Complexity: one (m, n_ref) GEMM, O(d) float64 work
+    per pair inside the radius or near it; memory O(m · n_ref).
 
     Examples
     --------
@@ -267,38 +271,25 @@ def radius_pairs(Xb: Any, ref: Reference, radius: float, *, budget: int) -> tupl
     """
     xp, metric, dtype = array_namespace(Xb), ref.metric, Xb.dtype
     n_ref = ref.shape[0]
-    q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, dtype)
-    S = xp.astype(score_tile(q_rows, ref.block(0, n_ref, dtype).T), xp.float64)
-    e = reference_bound(ref, q_norm, q_stats, dtype)
-    key = radius_key(radius, metric)
-    # The radius in tile units (euclidean family: (|q - c|^2 + key) / 2), lowered by the
-    # tile's certified error and a few float64 ulps of the units themselves (the radius's
-    # own rounding): every true member is a candidate; the exact pass decides.
-    at = 0.5 * (q_sq + key) if metric in _EUCLID else xp.full_like(e, key)
-    slack = 2.0**-40 * ((0.5 * (q_sq + abs(key))) if metric in _EUCLID else xp.full_like(e, 1 + abs(key)))
-    cand = xp.nonzero(xp.reshape(S >= (at - e - slack)[:, None], (-1,)))[0]
-    r, c = cand // n_ref, cand % n_ref
-    # Exact keys pair by pair, in chunks of gathered query rows within the budget.
-    n_cand = int(cand.shape[0])
-    step = max(1, budget // (4 * 8 * (ref.shape[1] + 4)))
-    keys = []
-    for p0 in range(0, n_cand, step):
-        rp, cp = r[p0 : min(p0 + step, n_cand)], c[p0 : min(p0 + step, n_cand)]
-        keys.append(
-            exact_keys(
-                xp.take(Xb, rp, axis=0), ref.data, cp[:, None], metric, ref.stats, q_stats=take_stats(q_stats, rp)
-            )[:, 0]
-        )
-    if not keys:
+    t = radius_tile(Xb, ref, radius)  # the one membership rule
+    flat = xp.nonzero(xp.reshape(t.inside, (-1,)))[0]
+    r, c = flat // n_ref, flat % n_ref
+    # Every member's exact distance (the graph reports them), pair by pair, in chunks of
+    # gathered query rows within the budget.
+    n_pairs = int(flat.shape[0])
+    if not n_pairs:
         empty = xp.zeros(0, dtype=xp.int64, device=device_of(Xb))
         return empty, empty, xp.zeros(0, dtype=dtype, device=device_of(Xb))
+    step = max(1, budget // (4 * 8 * (ref.shape[1] + 4)))
+    keys = []
+    for p0 in range(0, n_pairs, step):
+        rp, cp = r[p0 : min(p0 + step, n_pairs)], c[p0 : min(p0 + step, n_pairs)]
+        q_stats = take_stats(t.q_stats, rp)
+        keys.append(
+            exact_keys(xp.take(Xb, rp, axis=0), ref.data, cp[:, None], metric, ref.stats, q_stats=q_stats)[:, 0]
+        )
     d = keys_to_distances(keys[0] if len(keys) == 1 else xp.concat(keys), metric)
-    inside = xp.nonzero(d <= radius)[0]
-    return (
-        xp.astype(xp.take(r, inside), xp.int64),
-        xp.astype(xp.take(c, inside), xp.int64),
-        xp.astype(xp.take(d, inside), dtype),
-    )
+    return xp.astype(r, xp.int64), xp.astype(c, xp.int64), xp.astype(d, dtype)
 
 
 def radius_pairs_kdtree(Xb: Any, tree: Any, radius: float, metric: str, *, dtype: Any = None):

@@ -29,7 +29,7 @@ from ..errors import InvalidInputError
 from .rows import replace_rows
 from .weights import check_weights, distance_weights
 
-__all__ = ["vote_counts", "votes_for_many_k"]
+__all__ = ["vote_counts", "votes_for_many_k", "count_votes", "predict_votes", "check_vote_input"]
 
 _U64 = 2.0**-53
 # Rows per block: the (rows, k_max, n_classes) cube of counts stays near this size.
@@ -82,7 +82,7 @@ def _check_ks(ks: Sequence[int], k_max: int) -> list[int]:
     return check_k_values(ks, name="ks", high=k_max)
 
 
-def _check_vote_input(neighbor_labels: Any, n_classes: Any, distances: Any, xp: Any) -> tuple[Any, int, Any]:
+def check_vote_input(neighbor_labels: Any, n_classes: Any, distances: Any, xp: Any) -> tuple[Any, int, Any]:
     """Validate the arguments of the vote functions: ``neighbor_labels`` a 2-D integer array
     of class indices in ``[0, n_classes)``, ``distances`` (when given) real, of the same
     shape, neither NaN nor negative. One host transfer of three reductions."""
@@ -176,9 +176,24 @@ def vote_counts(
     """
     xp = array_namespace(neighbor_labels, distances)
     _check_weights(weights)
-    neighbor_labels, n_classes, distances = _check_vote_input(neighbor_labels, n_classes, distances, xp)
+    neighbor_labels, n_classes, distances = check_vote_input(neighbor_labels, n_classes, distances, xp)
+    ks_list = _check_ks(ks, neighbor_labels.shape[1])
+    return count_votes(neighbor_labels, ks_list, n_classes, distances, weights, xp, max_bytes=max_bytes)
+
+
+def count_votes(
+    neighbor_labels: Any,
+    ks: list[int],
+    n_classes: int,
+    distances: Any,
+    weights: str,
+    xp: Any,
+    *,
+    max_bytes: int = _BLOCK_BYTES,
+) -> Any:
+    """:func:`vote_counts` of input its caller has validated (the engine's internal entry)."""
+    ks_list = ks
     n, k_max = neighbor_labels.shape
-    ks_list = _check_ks(ks, k_max)
     if n == 0:  # no rows: no votes (and nothing to concatenate)
         return xp.zeros(
             (len(ks_list), 0, n_classes),
@@ -257,11 +272,29 @@ def votes_for_many_k(
     """
     xp = array_namespace(neighbor_labels, distances)
     _check_weights(weights)
-    neighbor_labels, n_classes, distances = _check_vote_input(neighbor_labels, n_classes, distances, xp)
-    n, k_max = neighbor_labels.shape
-    ks_list = _check_ks(ks, k_max)
+    neighbor_labels, n_classes, distances = check_vote_input(neighbor_labels, n_classes, distances, xp)
+    ks_list = _check_ks(ks, neighbor_labels.shape[1])
     if weights == "distance" and distances is None:
         raise InvalidInputError("weights='distance' needs the neighbour distances")
+    return predict_votes(neighbor_labels, ks_list, n_classes, distances, weights, xp, bounds=bounds, refine=refine)
+
+
+def predict_votes(
+    neighbor_labels: Any,
+    ks: list[int],
+    n_classes: int,
+    distances: Any,
+    weights: str,
+    xp: Any,
+    *,
+    bounds: tuple[Any, Any] | None = None,
+    refine: Callable[[Any], Any] | None = None,
+) -> Any:
+    """:func:`votes_for_many_k` of input its caller has validated (the engine's internal
+    entry: the classifiers, sweeps and cross-validation check their input once, at their
+    own public boundary, and call this)."""
+    ks_list = ks
+    n, k_max = neighbor_labels.shape
     if n == 0:  # no rows: no predictions (and nothing to concatenate)
         return xp.zeros((len(ks_list), 0), dtype=xp.int64, device=device_of(neighbor_labels))
     k_idx = xp.asarray([k - 1 for k in ks_list], device=device_of(neighbor_labels))

@@ -11,10 +11,10 @@ import numpy as np
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._delegation import take_rows
 from ..base import clone
-from ..neighbors import KNeighborsClassifier
 from ..errors import InvalidInputError
 from ..model_selection.cv import check_folds
 from ..model_selection.splitters import StratifiedKFold
+from ..neighbors import KNeighborsClassifier
 from ._base import BaseSampler, Labels
 
 __all__ = ["InstanceHardnessThreshold"]

@@ -30,11 +30,10 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
-from ..neighbors import centroid_displacement_predict
-from ..neighbors import class_means
 from ..errors import InvalidInputError
 from ..metrics import f1_score
 from ..model_selection import RepeatedStratifiedKFold
+from ..neighbors import centroid_displacement_predict, class_means
 from ..ops.kneighbors import PreparedReference, kneighbors, search
 from ..ops.radius import radius_votes
 from ..ops.votes import votes_for_many_k
