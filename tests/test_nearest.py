@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 import sklearn.neighbors as skn
-from helpers import assert_xp
+from helpers import assert_xp, host
 
 from gpuknn.errors import InvalidInputError, NotFittedError
 from gpuknn.neighbors import NearestNeighbors
@@ -271,3 +271,34 @@ def test_pickle_round_trip():
         back = pickle.loads(pickle.dumps(nn))
         np.testing.assert_array_equal(back.kneighbors(Q)[1], nn.kneighbors(Q)[1])
         assert back.radius_neighbors_graph(Q).nnz == nn.radius_neighbors_graph(Q).nnz
+
+
+def test_every_neighbour_estimator_shares_the_search(backend):
+    """One NeighborsBase: the classifiers and regressors answer kneighbors (X=None too) and the
+    radius estimators radius_neighbors exactly as NearestNeighbors does, as in scikit-learn."""
+    from gpuknn.neighbors import (
+        KNeighborsClassifier,
+        KNeighborsRegressor,
+        RadiusNeighborsClassifier,
+        RadiusNeighborsRegressor,
+    )
+
+    rng = np.random.default_rng(11)
+    X, Q = rng.normal(size=(80, 3)), rng.normal(size=(9, 3))
+    y = rng.integers(0, 3, 80)
+    Xb, Qb, yb = backend.asarray(X), backend.asarray(Q), backend.asarray(y)
+    nn = NearestNeighbors(n_neighbors=4, radius=0.9, algorithm="brute").fit(Xb)
+    for est in (KNeighborsClassifier(4, algorithm="brute"), KNeighborsRegressor(4, algorithm="brute")):
+        est.fit(Xb, yb)
+        for query in (Qb, None):
+            d, i = est.kneighbors(query)
+            d_nn, i_nn = nn.kneighbors(query)
+            assert_xp(i, host(i_nn), backend)
+            assert_xp(d, host(d_nn), backend)
+    sk = skn.NearestNeighbors(radius=0.9).fit(X)
+    want_d, want_i = sk.radius_neighbors(Q, sort_results=True)
+    for est in (RadiusNeighborsClassifier(0.9, outlier_label=-1), RadiusNeighborsRegressor(0.9)):
+        d, i = est.fit(Xb, yb).radius_neighbors(Qb, sort_results=True)
+        for got_i, got_d, w_i, w_d in zip(i, d, want_i, want_d):
+            np.testing.assert_array_equal(got_i, w_i)
+            np.testing.assert_allclose(got_d, w_d, rtol=1e-12, atol=1e-12)
