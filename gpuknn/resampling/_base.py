@@ -23,8 +23,8 @@ from sklearn.base import OneToOneFeatureMixin
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._delegation import take_rows
-from ..base import BaseEstimator, validate_data
 from .._labels import encode_host
+from ..base import BaseEstimator, validate_data
 from ..errors import InvalidInputError
 from ..ops.kneighbors import kneighbors
 
