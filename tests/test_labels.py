@@ -75,3 +75,11 @@ def test_metric_and_classifier_refuse_labels_alike(y, match):
         confusion_matrix(y, np.zeros(2))
     with pytest.raises(InvalidInputError, match=match):
         KNeighborsClassifier(1).fit(np.zeros((2, 1)), y)
+
+
+def test_a_mix_across_vectors_names_them():
+    from gpuknn.metrics import accuracy_score
+
+    for fn in (accuracy_score, confusion_matrix):
+        with pytest.raises(InvalidInputError, match=r"\(string and number\): strings in y_true and numbers in y_pred"):
+            fn(["a", "b"], [1, 2])

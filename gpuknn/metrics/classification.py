@@ -62,7 +62,7 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
     >>> accuracy_score(np.array([0, 1, 1]), np.array([0, 1, 0]))
     0.6666666666666666
     """
-    check_label_types(y_true, y_pred)
+    check_label_types(y_true, y_pred, names=("y_true", "y_pred"))
     if is_host_nonnumeric(y_true) or is_host_nonnumeric(y_pred):
         yt, yp = np.asarray(to_numpy(y_true)), np.asarray(to_numpy(y_pred))
         xp = _npx
@@ -312,7 +312,7 @@ def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_divi
     >>> (r["tp"], r["fp"], r["tn"], r["fn"], r["precision"])
     (1, 1, 1, 1, 0.5)
     """
-    check_label_types(y_true, y_pred)
+    check_label_types(y_true, y_pred, names=("y_true", "y_pred"))
     if is_host_nonnumeric(y_true) or is_host_nonnumeric(y_pred):
         xp = _npx
         yt, yp = np.asarray(to_numpy(y_true)), np.asarray(to_numpy(y_pred))
