@@ -1,7 +1,7 @@
 """Agreement and probabilistic scores: Matthews correlation, Cohen's kappa, top-k accuracy, log loss.
 
 Definitions and edge cases follow scikit-learn 1.9. Labels are encoded once
-(:func:`~gpuknn.metrics._labels._encode`: in their own namespace when numeric, on the host
+(:func:`~gpuknn._labels.encode`: in their own namespace when numeric, on the host
 when strings); counts come from :func:`gpuknn._delegation.bincount`; every score is reduced on
 the device and read back in a single transfer. Scores are Python floats.
 """
@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, check_int, from_numpy, to_numpy
+from .._backend import device_of as _device
 from .._delegation import bincount, on_input_device
+from .._labels import encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _counts2d, _device, _encode, _is_host_nonnumeric
+from ._labels import UndefinedMetricWarning, _counts2d
 
 __all__ = ["matthews_corrcoef", "cohen_kappa_score", "top_k_accuracy_score", "log_loss"]
 
@@ -32,13 +34,13 @@ def _score_array(y: Any, other: Any, name: str) -> tuple[Any, Any]:
     """(xp, y) for a score/probability input: the namespace of ``y`` (or of ``other`` when ``y``
     is host data), floating, finite."""
     if isinstance(y, (list, tuple)) or not hasattr(y, "shape"):
-        base = other if hasattr(other, "shape") and not _is_host_nonnumeric(other) else None
+        base = other if hasattr(other, "shape") and not is_host_nonnumeric(other) else None
         xp = array_namespace(base)
         y = from_numpy(np.asarray(y, dtype=np.float64), xp, device=None if base is None else _device(base))
     else:
         xp = (
             array_namespace(y)
-            if _is_host_nonnumeric(other) or not hasattr(other, "shape")
+            if is_host_nonnumeric(other) or not hasattr(other, "shape")
             else array_namespace(y, other)
         )
     if not xp.isdtype(y.dtype, "real floating"):
@@ -57,7 +59,7 @@ def _codes_on(codes: Any, xp: Any, dev: Any) -> Any:
 
 def _sorted_labels(labels: Any) -> bool:
     """Whether ``labels`` is strictly increasing (sorted and unique); one sync."""
-    if not hasattr(labels, "shape") or _is_host_nonnumeric(labels):
+    if not hasattr(labels, "shape") or is_host_nonnumeric(labels):
         lab = np.asarray(to_numpy(labels))
         return bool(np.all(lab[1:] > lab[:-1])) if lab.size > 1 else True
     xp = array_namespace(labels)
@@ -87,7 +89,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any) -> float:
     >>> round(matthews_corrcoef(np.array([1, 1, 1, 0]), np.array([1, 0, 1, 1])), 4)
     -0.3333
     """
-    xp, classes, (t, p) = _encode(y_true, y_pred, names=("y_true", "y_pred"))
+    xp, classes, (t, p) = encode(y_true, y_pred, names=("y_true", "y_pred"))
     if t.shape[0] != p.shape[0] or t.shape[0] == 0:
         raise InvalidInputError(
             f"y_true and y_pred must be non-empty and of equal length, got {t.shape[0]} and {p.shape[0]}"
@@ -142,7 +144,7 @@ def cohen_kappa_score(
     """
     if weights not in (None, "linear", "quadratic"):
         raise InvalidInputError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
-    xp, classes, (a, b) = _encode(y1, y2, labels=labels, names=("y1", "y2"))
+    xp, classes, (a, b) = encode(y1, y2, labels=labels, names=("y1", "y2"))
     if a.shape[0] != b.shape[0] or a.shape[0] == 0:
         raise InvalidInputError(f"y1 and y2 must be non-empty and of equal length, got {a.shape[0]} and {b.shape[0]}")
     C = int(classes.shape[0])
@@ -219,7 +221,7 @@ def top_k_accuracy_score(y_true: Any, y_score: Any, *, k: int = 2, normalize: bo
     dev = _device(s)
     if labels is not None and not _sorted_labels(labels):
         raise InvalidInputError("labels must be sorted and unique (the columns of y_score are the sorted classes)")
-    _, classes, (codes,) = _encode(y_true, labels=labels, names=("y_true",))
+    _, classes, (codes,) = encode(y_true, labels=labels, names=("y_true",))
     codes = _codes_on(codes, xp, dev)
     C = int(classes.shape[0])
     n = int(codes.shape[0])
@@ -308,7 +310,7 @@ def log_loss(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: bool = 
             if not hasattr(labels, "shape")
             else array_namespace(labels).sort(labels)
         )
-    _, classes, (codes,) = _encode(y_true, labels=labels, names=("y_true",))
+    _, classes, (codes,) = encode(y_true, labels=labels, names=("y_true",))
     C = int(classes.shape[0])
     if C < 2:
         raise InvalidInputError(

@@ -22,18 +22,9 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, input_device, to_numpy
 from .._backend import device_of as _device
 from .._delegation import bincount, on_input_device
+from .._labels import as_1d, check_finite_labels, check_label_types, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import (
-    UndefinedMetricWarning,
-    _as_1d,
-    _check_finite_labels,
-    _check_label_types,
-    _check_lengths,
-    _counts2d,
-    _divide,
-    _encode,
-    _is_host_nonnumeric,
-)
+from ._labels import UndefinedMetricWarning, _check_lengths, _counts2d, _divide
 
 __all__ = [
     "UndefinedMetricWarning",
@@ -71,20 +62,20 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Any:
     >>> accuracy_score(np.array([0, 1, 1]), np.array([0, 1, 0]))
     0.6666666666666666
     """
-    _check_label_types(y_true, y_pred)
-    if _is_host_nonnumeric(y_true) or _is_host_nonnumeric(y_pred):
+    check_label_types(y_true, y_pred, names=("y_true", "y_pred"))
+    if is_host_nonnumeric(y_true) or is_host_nonnumeric(y_pred):
         yt, yp = np.asarray(to_numpy(y_true)), np.asarray(to_numpy(y_pred))
         xp = _npx
     else:
         xp = array_namespace(y_true, y_pred)
         dev = input_device([y_true, y_pred])
-        yt = _as_1d(y_true, xp, "y_true", dev)
+        yt = as_1d(y_true, xp, "y_true", dev)
         yp = from_numpy(np.asarray(y_pred), xp, device=dev) if isinstance(y_pred, (list, tuple)) else y_pred
     if yt.ndim != 1 or yp.ndim not in (1, 2):
         raise InvalidInputError(f"y_true must be 1-D and y_pred 1-D or 2-D, got {yt.shape} and {yp.shape}")
     if xp is not _npx or yt.dtype.kind in "biuf":
-        _check_finite_labels(yt, xp, "y_true", True)
-        _check_finite_labels(xp.reshape(yp, (-1,)), xp, "y_pred", True)
+        check_finite_labels(yt, xp, "y_true", True)
+        check_finite_labels(xp.reshape(yp, (-1,)), xp, "y_pred", True)
     _check_lengths(yt, yp.T if yp.ndim == 2 else yp)
     correct = yp == (yt[None, :] if yp.ndim == 2 else yt)
     n_ok = xp.sum(xp.astype(correct, xp.int64), axis=-1)
@@ -125,7 +116,7 @@ def confusion_matrix(y_true: Any, y_pred: Any, *, labels: Any = None, normalize:
     >>> confusion_matrix(np.array([0, 1, 1]), np.array([0, 1, 0])).tolist()
     [[1, 0], [1, 1]]
     """
-    xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"), discrete=True)
+    xp, classes, (t, p) = encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"), discrete=True)
     _check_lengths(t, p)
     C = int(classes.shape[0])
     cm = _counts2d(t, p, C, C, xp)
@@ -146,7 +137,7 @@ def confusion_matrix(y_true: Any, y_pred: Any, *, labels: Any = None, normalize:
 def _per_class_counts(y_true: Any, y_pred: Any, labels: Any, discrete: bool = False) -> tuple[Any, Any, Any, Any, Any]:
     """(xp, classes, tp, n_pred, n_true) per class as float64 arrays (``discrete``: refuse
     non-integer float labels, as the scores of this module do)."""
-    xp, classes, (t, p) = _encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"), discrete=discrete)
+    xp, classes, (t, p) = encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"), discrete=discrete)
     _check_lengths(t, p)
     C = int(classes.shape[0])
     hit = xp.where(t == p, t, xp.full_like(t, -1))
@@ -321,22 +312,22 @@ def positive_class_report(y_true: Any, y_pred: Any, *, pos_label: Any, zero_divi
     >>> (r["tp"], r["fp"], r["tn"], r["fn"], r["precision"])
     (1, 1, 1, 1, 0.5)
     """
-    _check_label_types(y_true, y_pred)
-    if _is_host_nonnumeric(y_true) or _is_host_nonnumeric(y_pred):
+    check_label_types(y_true, y_pred, names=("y_true", "y_pred"))
+    if is_host_nonnumeric(y_true) or is_host_nonnumeric(y_pred):
         xp = _npx
         yt, yp = np.asarray(to_numpy(y_true)), np.asarray(to_numpy(y_pred))
         strings = True
     else:
         xp = array_namespace(y_true, y_pred)
         dev = input_device([y_true, y_pred])
-        yt, yp = _as_1d(y_true, xp, "y_true", dev), _as_1d(y_pred, xp, "y_pred", dev)
+        yt, yp = as_1d(y_true, xp, "y_true", dev), as_1d(y_pred, xp, "y_pred", dev)
         strings = False
     if yt.ndim != 1 or yp.ndim != 1:
         raise InvalidInputError(f"y_true and y_pred must be 1-D, got shapes {yt.shape} and {yp.shape}")
     _check_lengths(yt, yp)
     if not strings:
-        _check_finite_labels(yt, xp, "y_true", True)
-        _check_finite_labels(yp, xp, "y_pred", True)
+        check_finite_labels(yt, xp, "y_true", True)
+        check_finite_labels(yp, xp, "y_pred", True)
     if isinstance(pos_label, np.generic):
         pos_label = pos_label.item()  # strict namespaces accept Python scalars only
     comparable = isinstance(pos_label, (str, bytes)) == strings and (

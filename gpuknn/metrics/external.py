@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from .._delegation import on_input_device
+from .._labels import encode
 from ..errors import InvalidInputError
-from ._labels import _counts2d, _encode
+from ._labels import _counts2d
 
 __all__ = [
     "contingency_matrix",
@@ -55,8 +56,8 @@ def contingency_matrix(labels_true: Any, labels_pred: Any) -> Any:
     >>> contingency_matrix(np.array([0, 0, 1, 1]), np.array([5, 5, 5, 7])).tolist()
     [[2, 0], [1, 1]]
     """
-    xp, ct, (t,) = _encode(labels_true, names=("labels_true",))
-    _, cp, (p,) = _encode(labels_pred, names=("labels_pred",))
+    xp, ct, (t,) = encode(labels_true, names=("labels_true",))
+    _, cp, (p,) = encode(labels_pred, names=("labels_pred",))
     if t.shape[0] != p.shape[0]:
         raise InvalidInputError(f"labels_true and labels_pred have different lengths: {t.shape[0]} and {p.shape[0]}")
     if t.shape[0] == 0:

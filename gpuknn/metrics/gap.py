@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
+from .._backend import device_of as _device
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from ._labels import _device
 from .internal import _label_codes
 
 __all__ = ["gap_statistic", "GapResult", "GAP_RULES", "choose_gap_k", "within_dispersion"]

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
+from .._backend import device_of as _device
 from .._delegation import on_input_device
+from .._labels import encode
 from ..errors import InvalidInputError
-from ._labels import _device, _encode
 from .external import _hubert_gamma_partitions
 
 __all__ = ["hubert_gamma", "cophenetic_correlation"]
@@ -35,7 +36,7 @@ _TEMPS = 8  # tile-sized temporaries alive at once in the pair sums below
 def _label_codes(labels: Any, X: Any, n: int) -> tuple[Any, int]:
     """Cluster labels -> int64 codes 0..K-1 in ``X``'s namespace and on its device, and K."""
     xp = array_namespace(X)
-    _, classes, (codes,) = _encode(labels, names=("labels",))
+    _, classes, (codes,) = encode(labels, names=("labels",))
     if array_namespace(codes) is not xp or _device(codes) != _device(X):
         codes = from_numpy(to_numpy(codes), xp, device=_device(X))
     if int(codes.shape[0]) != n:

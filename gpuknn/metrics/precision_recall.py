@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy
+from .._backend import device_of as _device
 from .._delegation import on_input_device
+from .._labels import encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
+from ._labels import UndefinedMetricWarning
 from .ranking import _roc_counts
 
 __all__ = ["precision_recall_curve", "average_precision_score"]
@@ -27,14 +29,14 @@ __all__ = ["precision_recall_curve", "average_precision_score"]
 def _scores(y_score: Any, y_true: Any) -> tuple[Any, Any]:
     """(xp, y_score as a finite floating array of its namespace, or of y_true's for host input)."""
     if isinstance(y_score, (list, tuple)) or not hasattr(y_score, "shape"):
-        base = y_true if hasattr(y_true, "shape") and not _is_host_nonnumeric(y_true) else None
+        base = y_true if hasattr(y_true, "shape") and not is_host_nonnumeric(y_true) else None
         xp = array_namespace(base)
         s = from_numpy(np.asarray(y_score, dtype=np.float64), xp, device=None if base is None else _device(base))
     else:
         s = y_score
         xp = (
             array_namespace(s)
-            if _is_host_nonnumeric(y_true) or not hasattr(y_true, "shape")
+            if is_host_nonnumeric(y_true) or not hasattr(y_true, "shape")
             else array_namespace(s, y_true)
         )
     if not xp.isdtype(s.dtype, "real floating"):
@@ -55,7 +57,7 @@ def _to(a: Any, xp: Any, dev: Any) -> Any:
 
 def _positive(y_true: Any, pos_label: Any, xp: Any, dev: Any) -> Any:
     """y_true == pos_label as float64 of ``xp`` (pos_label None: y_true must be {0, 1} / {-1, 1})."""
-    if _is_host_nonnumeric(y_true) or isinstance(y_true, (list, tuple)):
+    if is_host_nonnumeric(y_true) or isinstance(y_true, (list, tuple)):
         y = np.asarray(to_numpy(y_true))
         yx = None
     else:
@@ -211,7 +213,7 @@ def average_precision_score(y_true: Any, y_score: Any, *, average: str | None = 
         Y = xp.astype(Y, xp.float64)
         binary = False
     elif ndim == 1:
-        _, classes, (codes,) = _encode(y_true, names=("y_true",))
+        _, classes, (codes,) = encode(y_true, names=("y_true",))
         C = int(classes.shape[0])
         binary = C <= 2
         if binary:

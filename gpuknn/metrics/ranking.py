@@ -20,9 +20,11 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, from_numpy, input_device, to_numpy
+from .._backend import device_of as _device
 from .._delegation import on_input_device
+from .._labels import encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _device, _encode, _is_host_nonnumeric
+from ._labels import UndefinedMetricWarning
 
 __all__ = ["roc_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
 
@@ -31,7 +33,7 @@ def _namespace(y_true: Any, y_score: Any) -> Any:
     """The inputs' namespace: the arrays among them (string labels are host data, lists
     join the arrays' namespace); numeric arrays of two namespaces or devices are refused
     with :func:`~gpuknn._backend.array_namespace`'s message, not a library's TypeError."""
-    arrays = [a for a in (y_score, y_true) if hasattr(a, "shape") and not _is_host_nonnumeric(a)]
+    arrays = [a for a in (y_score, y_true) if hasattr(a, "shape") and not is_host_nonnumeric(a)]
     return array_namespace(*arrays)
 
 
@@ -52,7 +54,7 @@ def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score", device: Any
 def _binary_target(y_true: Any, pos_label: Any, xp: Any, device: Any = None) -> Any:
     """y_true as a float64 0/1 vector of ``xp`` (1 = positive); host labels go on ``device``
     (the scores' device)."""
-    if _is_host_nonnumeric(y_true):
+    if is_host_nonnumeric(y_true):
         y = np.asarray(to_numpy(y_true))
         classes = np.unique(y)
         if pos_label is None:
@@ -201,7 +203,7 @@ def roc_auc_score(
     ndim = 1 if isinstance(y_score, (list, tuple)) and np.ndim(y_score) == 1 else getattr(y_score, "ndim", 2)
     s = _check_scores(y_score, xp, 2 if ndim == 2 else 1, device=input_device([y_score, y_true]))
     if ndim == 1:
-        if _is_host_nonnumeric(y_true):
+        if is_host_nonnumeric(y_true):
             classes = np.unique(np.asarray(to_numpy(y_true)))
         else:
             yt = from_numpy(np.asarray(y_true), xp, device=_device(s)) if isinstance(y_true, (list, tuple)) else y_true
@@ -219,7 +221,7 @@ def roc_auc_score(
         return _binary_auc(y, s, xp)
     if multi_class not in ("ovr", "ovo"):
         raise InvalidInputError(f"(n, C) scores need multi_class='ovr' or 'ovo', got {multi_class!r}")
-    _, classes, (codes,) = _encode(y_true, labels=labels, names=("y_true",))
+    _, classes, (codes,) = encode(y_true, labels=labels, names=("y_true",))
     if array_namespace(codes) is not xp or _device(codes) != _device(s):
         codes = from_numpy(to_numpy(codes), xp, device=_device(s))
     n, C = int(s.shape[0]), int(s.shape[1])

@@ -22,9 +22,9 @@ import math
 from typing import Any
 
 from .._backend import array_namespace, validate_matrix
+from .._backend import device_of as _device
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from ._labels import _device
 from .internal import _distance_blocks, _label_codes, _prepare
 
 __all__ = [

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, check_int, default_working_memory, from_numpy, validate_matrix
+from .._backend import device_of as _device
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
 from ..ops.distance import _unit_rows
 from ..ops.limits import check_magnitude
-from ._labels import _device
 from .internal import _distance_blocks, _label_codes, _prepare
 
 __all__ = ["silhouette_samples", "silhouette_score", "calinski_harabasz_score"]
