@@ -18,8 +18,10 @@ from array_api_compat import is_dask_array  # checks sys.modules: never imports 
 from sklearn.base import BaseEstimator as _SklearnBaseEstimator
 from sklearn.base import clone as _sklearn_clone
 
+from ._backend import array_namespace, device_of, validate_matrix
 from ._delegation import on_input_device
 from .errors import InvalidInputError, NotFittedError
+from .ops.limits import check_values
 
 __all__ = ["BaseEstimator", "check_is_fitted", "clone", "validate_data", "check_query", "uses_dask"]
 
@@ -166,8 +168,6 @@ def validate_data(
     """
     from sklearn.utils.validation import validate_data as _sklearn_validate_data  # noqa: PLC0415
 
-    from ._backend import array_namespace, validate_matrix  # noqa: PLC0415
-
     dask_input = is_dask_array(X)
     if dask_input and not getattr(estimator, "_accepts_dask", False):
         raise InvalidInputError(
@@ -187,8 +187,6 @@ def validate_data(
     )
     magnitude = None
     if return_magnitude and not dask_input:
-        from .ops.limits import check_values  # noqa: PLC0415 - the estimators' one value check
-
         magnitude = check_values(X, xp, name=name)
     if dask_input:
         from .distributed._dask import as_row_chunked  # noqa: PLC0415 - Dask only with its arrays
@@ -217,8 +215,6 @@ def check_query(estimator: Any, X: Any, *, return_magnitude: bool = False) -> tu
     a dask query stays lazy) and ``xp`` is X's namespace. ``return_magnitude``:
     ``(X, xp, max |X|)`` (see :func:`validate_data`).
     """
-    from ._backend import array_namespace, device_of  # noqa: PLC0415
-
     check_is_fitted(estimator, "_fit_X")
     fit = estimator._fit_X
     if uses_dask(estimator, X):

@@ -14,6 +14,7 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from .._backend import device_of as _device
 from .._delegation import on_input_device
+from ..cluster.kmeans import KMeans
 from ..errors import InvalidInputError
 from .internal import _label_codes
 
@@ -91,8 +92,6 @@ def within_dispersion(X: Any, labels: Any) -> float:
 
 def _default_clusterer(seed_rng: np.random.Generator) -> Callable[[Any, int], Any]:
     def fit(X: Any, k: int) -> Any:
-        from ..cluster.kmeans import KMeans  # noqa: PLC0415 - avoids an import cycle
-
         seed = int(seed_rng.integers(2**31 - 1))
         return KMeans(k, n_init=3, random_state=seed).fit(X).labels_
 

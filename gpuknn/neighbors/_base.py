@@ -33,6 +33,7 @@ from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
 from ..ops.kneighbors import PreparedReference, drop_self
 from ..ops.limits import check_working_memory
 from ..ops.radius import check_radius, radius_pairs, radius_pairs_kdtree, radius_rows, ragged
+from . import _dask  # dask's own modules load only when it runs (distributed._dask)
 
 __all__ = ["NeighborsBase", "KNeighborsMixin", "RadiusNeighborsMixin", "NeighborsClassifierMixin"]
 
@@ -172,9 +173,7 @@ class KNeighborsMixin:
         k = self._check_n_neighbors(n_neighbors, query_is_train=train)
         X, xp, mag = self._query(X)
         if uses_dask(self, X):  # dask data: lazy for a dask query (or X=None), else computed
-            from ._dask import kneighbors  # noqa: PLC0415 - Dask only with its arrays
-
-            return kneighbors(self, None if train else X, k, return_distance)
+            return _dask.kneighbors(self, None if train else X, k, return_distance)
         # On the fitted data's device (CuPy creates on the current one; X=None names none).
         with device_scope(self._fit_X):
             nb = self._neighbors(X, k + train, mag)
@@ -198,9 +197,7 @@ class KNeighborsMixin:
         else:
             data, idx = self.kneighbors(X, n_neighbors)
         if uses_dask(self, idx):
-            from ._dask import computed  # noqa: PLC0415
-
-            data, idx = computed(data, idx)
+            data, idx = _dask.computed(data, idx)
         xp, dev = array_namespace(idx), device_of(idx)
         n, k = int(idx.shape[0]), int(idx.shape[1])
         with device_scope(idx):

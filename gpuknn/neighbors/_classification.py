@@ -17,6 +17,7 @@ from ..ops.limits import check_working_memory
 from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_votes
 from ..ops.votes import count_votes, exact_winner, predict_votes
 from ..ops.weights import check_weights, distance_weights
+from . import _dask
 from ._base import KNeighborsMixin, NeighborsBase, NeighborsClassifierMixin, RadiusNeighborsMixin
 
 __all__ = ["KNeighborsClassifier", "RadiusNeighborsClassifier"]
@@ -119,18 +120,14 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         """
         X, xp, mag = check_query(self, X, return_magnitude=True)
         if uses_dask(self, X):
-            from ._dask import predict  # noqa: PLC0415 - Dask only with its arrays
-
-            return predict(self, X)
+            return _dask.predict(self, X)
         return self._decode(self._votes(X, xp, mag, proba=False))
 
     def predict_proba(self, X: Any) -> Any:
         """Vote shares per class, shape (n_queries, n_classes), columns in ``classes_`` order."""
         X, xp, mag = check_query(self, X, return_magnitude=True)
         if uses_dask(self, X):
-            from ._dask import predict_proba  # noqa: PLC0415
-
-            return predict_proba(self, X)
+            return _dask.predict_proba(self, X)
         counts = self._votes(X, xp, mag, proba=True)
         counts = xp.astype(counts, xp.float64 if counts.dtype == xp.int64 else counts.dtype)
         return counts / xp.sum(counts, axis=1, keepdims=True)

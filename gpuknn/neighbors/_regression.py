@@ -34,6 +34,7 @@ from ..errors import EmptyNeighborhoodWarning, InvalidInputError
 from ..ops.limits import check_working_memory
 from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_tile
 from ..ops.weights import call_weights, check_weights, distance_weights, finish_mean, neighbour_mean
+from . import _dask
 from ._base import KNeighborsMixin, NeighborsBase, RadiusNeighborsMixin
 
 __all__ = ["KNeighborsRegressor", "RadiusNeighborsRegressor"]
@@ -158,9 +159,7 @@ class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
         X, xp, mag = check_query(self, X, return_magnitude=True)
         k = self._check_n_neighbors(n_queries=int(X.shape[0]))
         if uses_dask(self, X):
-            from ._dask import regress  # noqa: PLC0415 - Dask only with its arrays
-
-            return regress(self, X)
+            return _dask.regress(self, X)
         nb = self._neighbors(X, k, mag)
         Y = self._targets(xp)
         Yn = xp.reshape(xp.take(Y, xp.reshape(nb.indices, (-1,)), axis=0), (X.shape[0], k, Y.shape[1]))

@@ -21,6 +21,8 @@ from .._delegation import take_rows
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score, balanced_accuracy_score, confusion_matrix, f1_score
 from ..model_selection.cv import fold_k_scores, fold_kp_scores
+from ..ops.kneighbors import search
+from ..ops.votes import votes_for_many_k
 from .sweep_tables import lists
 
 __all__ = ["raw_task", "variance_task", "kp_task", "final_task", "sampler", "scaled"]
@@ -95,8 +97,6 @@ def final_task(X_train, y_dev, X_test, y_test, *, best, n_classes, config) -> di
     """The chosen setting refitted on the whole training set and scored once on the test
     set (``y_test``: class codes on the host): its journal record."""
     t0 = time.perf_counter()
-    from ..ops.kneighbors import search  # noqa: PLC0415
-    from ..ops.votes import votes_for_many_k  # noqa: PLC0415
 
     xp = array_namespace(X_train)
     Xtr, Xte = scaled(X_train, X_test, config.scale, xp)
