@@ -127,7 +127,7 @@ def test_cv_fold_trusts_the_boundary():
     mag = check_values(X, tx, name="X")
     args = (X[:4000], y[:4000], X[4000:], y[4000:], [1, 3, 5, 7])
     opts = dict(n_classes=3, metric="euclidean", weights=["uniform", "distance"], scoring=["accuracy"])
-    opts["working_memory"] = 1 << 30
+    opts["working_memory"] = 1024  # MiB
     trusted = _sync_count(lambda: fold_k_scores(*args, **opts, magnitude=mag))
     checked = _sync_count(lambda: fold_k_scores(*args, **opts))
     assert trusted <= 19, trusted

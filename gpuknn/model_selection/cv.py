@@ -88,7 +88,8 @@ def fold_k_scores(
 
     ``magnitude``: ``max |X|`` of rows the caller has validated (:func:`gpuknn.ops.limits.check_values`,
     as :func:`cross_validate_k` does once for the whole X); then nothing is checked or
-    scanned again in the fold. Without it the rows are checked here.
+    scanned again in the fold. Without it the rows are checked here. ``working_memory``:
+    MiB, as for :func:`gpuknn.kneighbors`.
     """
     xp = array_namespace(X_train)
     if magnitude is None:
