@@ -54,11 +54,12 @@ for offset in [0, 300]:
 # %%
 # gpuknn with different memory budgets
 # ------------------------------------
-# ``working_memory`` changes the tiling (a small budget cuts queries and references into
-# many tiles); the lists must not change, and the offset must not matter.
-for wm in [256 << 10, 1 << 20, 16 << 20, None]:
+# ``working_memory`` (MiB, as in scikit-learn) changes the tiling (a small budget cuts
+# queries and references into many tiles); the lists must not change, and the offset must
+# not matter.
+for wm in [0.25, 1, 16, None]:
     d, i = gpuknn.kneighbors(Q, R, k, working_memory=wm)
-    label = "default" if wm is None else f"{wm >> 10} KiB"
+    label = "default" if wm is None else f"{wm:g} MiB"
     print(f"working_memory {label:>9s}: lists equal to the oracle: {np.array_equal(i, oracle)}")
 
 # %%

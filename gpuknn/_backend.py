@@ -408,19 +408,31 @@ def free_device_memory(xp: Any) -> int | None:
 
 
 def default_working_memory(xp: Any) -> int:
-    """Default tile budget in bytes: half the free GPU memory, or 256 MiB on the host.
+    """Default tile budget in **bytes** (what ``working_memory=None`` stands for): half the
+    free GPU memory, or 256 MiB on the host.
 
-    ``$GPUKNN_WORKING_MEMORY`` (bytes) replaces the host default and caps the GPU's: several
-    processes sharing one GPU (test workers, say) would otherwise each plan with half of
-    what is free and run out together.
+    ``$GPUKNN_WORKING_MEMORY`` (MiB, like the ``working_memory`` argument) replaces the host
+    default and caps the GPU's: several processes sharing one GPU (test workers, say) would
+    otherwise each plan with half of what is free and run out together.
     """
     env = os.environ.get("GPUKNN_WORKING_MEMORY")
-    cap = int(float(env)) if env else None
+    cap = _env_mib(env) if env else None
     free = free_device_memory(xp)
     if free is not None:
         device_default = max(64 << 20, free // 2)
         return device_default if cap is None else min(device_default, cap)
     return _CPU_WORKING_MEMORY if cap is None else cap
+
+
+def _env_mib(env: str) -> int:
+    """Bytes of ``$GPUKNN_WORKING_MEMORY`` (MiB); a clear error if it is no positive number."""
+    try:
+        mib = float(env)
+    except ValueError:
+        mib = -1.0
+    if not 0 < mib < float("inf"):  # NaN fails too
+        raise InvalidInputError(f"GPUKNN_WORKING_MEMORY must be a positive number of MiB, got {env!r}")
+    return max(1, int(mib * (1 << 20)))
 
 
 def preferred_tile_bytes(xp: Any) -> int | None:

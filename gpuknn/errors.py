@@ -96,6 +96,8 @@ class RunDirError(GpuknnError, OSError):
 
 
 class WorkingMemoryWarning(UserWarning):
-    """A ``working_memory`` budget was too small for one row of tiles (one prepared query
-    and reference row and a minimal score tile) and was raised to that minimum; a smaller
-    budget would only make the search crawl tile by tile."""
+    """A ``working_memory`` budget (MiB) was too small for one row of tiles (one prepared
+    query and reference row and a minimal score tile) and was raised to that minimum; a
+    smaller budget would only make the search crawl tile by tile. Also issued when a budget
+    splits a search into so many tiles that their overhead dominates. The message gives
+    both budgets in MiB."""

@@ -190,10 +190,10 @@ def run_knn(args: argparse.Namespace) -> dict[str, Any]:
 
     data, Q, R = knn_data(args)
     k, metric = args.k, args.metric
-    wm = default_working_memory(np)  # the same tile budget for both sides
+    wm = default_working_memory(np) / 2**20  # MiB: the same tile budget for both sides
     print(
         f"data: {data}, {Q.shape[0]} queries x {R.shape[0]} references x {R.shape[1]} features, "
-        f"{R.dtype}, k={k}, metric={metric}, working_memory {wm >> 20} MiB",
+        f"{R.dtype}, k={k}, metric={metric}, working_memory {wm:g} MiB",
         flush=True,
     )
 
@@ -290,7 +290,7 @@ def run_knn(args: argparse.Namespace) -> dict[str, Any]:
         "dtype": str(R.dtype),
         "k": k,
         "metric": metric,
-        "working_memory": wm,
+        "working_memory_mib": wm,
         "single_blas_threads": args.threads,
         "cluster": {"n_workers": len(workers), "threads_per_worker": 1, "processes": True},
         "ref_shards": args.ref_shards,
@@ -323,7 +323,7 @@ def big_args(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--big-queries", type=int, default=10_000)
     g.add_argument("--big-query-chunks", type=int, default=1, help="row chunks of the scattered queries")
     g.add_argument("--big-memory-limit", default="2GB", help="memory_limit of each of the 2 workers")
-    g.add_argument("--big-working-memory", type=int, default=256 << 20, help="bytes per task for the search tiles")
+    g.add_argument("--big-working-memory", type=float, default=256, help="MiB per task for the search tiles")
     g.add_argument("--big-sample", type=int, default=20, help="queries checked against a NumPy brute force")
     g.add_argument("--sample-every", type=float, default=1.0, help="seconds between worker memory samples")
     g.add_argument("--seed", type=int, default=0)
@@ -451,7 +451,7 @@ def run_big(args: argparse.Namespace) -> dict[str, Any]:
     print(
         f"reference: {n} x {d} float32 = {fmt_bytes(R.nbytes)} in {R.numblocks[0]} lazy random chunks of "
         f"{args.big_chunk} rows ({fmt_bytes(args.big_chunk * d * 4)}); queries {Q.shape[0]} (scattered); k={k}; "
-        f"working_memory {args.big_working_memory >> 20} MiB; GEMM work {flop / 1e12:.2f} TFLOP",
+        f"working_memory {args.big_working_memory:g} MiB; GEMM work {flop / 1e12:.2f} TFLOP",
         flush=True,
     )
     with local_cluster(n_workers=2, threads_per_worker=1, memory_limit=args.big_memory_limit) as client:
@@ -509,7 +509,7 @@ def run_big(args: argparse.Namespace) -> dict[str, Any]:
         "query_chunks": args.big_query_chunks,
         "k": k,
         "metric": "euclidean",
-        "working_memory": args.big_working_memory,
+        "working_memory_mib": args.big_working_memory,
         "seed": args.seed,
         "cluster": {"n_workers": 2, "threads_per_worker": 1, "processes": True, "memory_limit": args.big_memory_limit},
         "memory_limit_bytes": limit,

@@ -45,7 +45,7 @@ def main() -> None:
     t_gemm, _ = best_of(lambda: Q @ Xtr.T, args.repeat)
     rows.append(("bare float32 GEMM (floor)", t_gemm))
 
-    wm = gpuknn._backend.default_working_memory(np)
+    wm = gpuknn._backend.default_working_memory(np) / 2**20  # MiB
 
     def run_gpuknn():
         return gpuknn.kneighbors(Q, Xtr, args.k, metric="correlation", working_memory=wm)
@@ -84,7 +84,7 @@ def main() -> None:
     tracemalloc.stop()
     inputs = Q.nbytes + Xtr.nbytes + (Q.shape[0] + Xtr.shape[0]) * 4 * 4
     print(
-        f"gpuknn peak extra memory {peak / 2**20:.0f} MiB (working_memory {wm / 2**20:.0f} MiB; "
+        f"gpuknn peak extra memory {peak / 2**20:.0f} MiB (working_memory {wm:.0f} MiB; "
         f"prepared copies of the inputs would be {inputs / 2**20:.0f} MiB)"
     )
 

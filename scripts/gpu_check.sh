@@ -248,7 +248,7 @@ record bench "$([ $STEP_RC = 0 ] && echo ok || echo FAIL)" "(gpu_report.md)"
 # (the default, half of what is free, taken by four processes at once, runs out).
 mem=$(gpu_memory_bytes)
 if [ -z "${GPUKNN_WORKING_MEMORY:-}" ] && [ "${mem:-0}" -gt 0 ]; then
-  export GPUKNN_WORKING_MEMORY=$((mem / 3 / WORKERS))
+  export GPUKNN_WORKING_MEMORY=$((mem / 3 / WORKERS / 1048576))  # MiB
 fi
 budget=$SUITE_BUDGET
 left=$(($(remaining) - GRACE))

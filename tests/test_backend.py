@@ -78,8 +78,15 @@ def test_validate_matrix(xp, to_xp):
 
 
 def test_working_memory_and_oom_detection(monkeypatch):
-    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", "1e6")
-    assert default_working_memory(array_namespace(np.zeros(1))) == 1_000_000
+    # the variable is in MiB, as the working_memory argument (fractions of a MiB allowed)
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", "100")
+    assert default_working_memory(array_namespace(np.zeros(1))) == 100 << 20
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", "0.5")
+    assert default_working_memory(array_namespace(np.zeros(1))) == 1 << 19
+    for bad in ("0", "-3", "nan", "inf", "lots"):
+        monkeypatch.setenv("GPUKNN_WORKING_MEMORY", bad)
+        with pytest.raises(InvalidInputError, match="GPUKNN_WORKING_MEMORY must be a positive number of MiB"):
+            default_working_memory(array_namespace(np.zeros(1)))
     monkeypatch.delenv("GPUKNN_WORKING_MEMORY")
     assert default_working_memory(array_namespace(np.zeros(1))) == 256 << 20
 
@@ -99,9 +106,9 @@ def test_working_memory_variable_caps_the_gpu_default(monkeypatch):
     monkeypatch.setattr(backend, "free_device_memory", lambda xp: 40 << 30)
     monkeypatch.delenv("GPUKNN_WORKING_MEMORY", raising=False)
     assert default_working_memory(xp) == 20 << 30
-    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(4 << 30))
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(4 << 10))  # MiB
     assert default_working_memory(xp) == 4 << 30
-    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(64 << 30))
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(64 << 10))
     assert default_working_memory(xp) == 20 << 30
 
 

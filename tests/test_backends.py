@@ -66,7 +66,7 @@ CASES = {
     ),
     "pairwise_distances": lambda c: gpuknn.pairwise_distances(c(Q), c(X), metric="cosine"),
     "pairwise_distances_chunked": lambda c: tuple(
-        d for _, d in gpuknn.pairwise_distances_chunked(c(Q), c(X), working_memory=1000)
+        d for _, d in gpuknn.pairwise_distances_chunked(c(Q), c(X), working_memory=1000 / 2**20)
     ),
     "votes_for_many_k": lambda c: gpuknn.votes_for_many_k(
         c(Y[gpuknn.kneighbors(Q, X, 6)[1]]),

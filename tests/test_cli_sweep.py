@@ -495,7 +495,7 @@ def test_resume_ignores_settings_that_do_not_change_results(run_dir, capsys, no_
     res = json.loads((run_dir / "results.json").read_text())
     assert main(TINY + ["--out", str(run_dir), "--resume", "--working-memory", "7"]) == 0
     again = json.loads((run_dir / "results.json").read_text())
-    assert again["heatmap"] == res["heatmap"] and again["settings"]["working_memory"] == 7 << 20
+    assert again["heatmap"] == res["heatmap"] and again["settings"]["working_memory"] == 7  # MiB
     assert main(TINY + ["--out", str(run_dir), "--resume", "--dtype", "float64"]) == 2
     assert 'dtype (journal: "float32", now: "float64")' in capsys.readouterr().err
 

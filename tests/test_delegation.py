@@ -234,7 +234,7 @@ def test_on_input_device_enters_the_inputs_scope(monkeypatch):
     assert len(entered) == 1 and entered[0][0] is Q and entered[0][1] is X
     gpuknn.KNeighborsClassifier(1).fit(X, np.arange(10) % 2)
     assert len(entered) == 2 and any(a is X for a in entered[1])
-    chunks = list(gpuknn.pairwise_distances_chunked(X, X, working_memory=64))
+    chunks = list(gpuknn.pairwise_distances_chunked(X, X, working_memory=64 / 2**20))  # 64 bytes: many chunks
     # creation, each step, and the step that ends it
     assert len(chunks) > 1 and len(entered) == 2 + 1 + len(chunks) + 1
     assert all(e[0] is X for e in entered[2:])

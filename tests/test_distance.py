@@ -49,8 +49,8 @@ def test_chunked_respects_memory_and_matches_full(xp, to_xp):
     # The budget holds Y's prepared rows (30 x 5, float64) and per block row its tile, one
     # temporary of the tile's size and the row's preparation: here room for 7 rows.
     ref, per_row = 30 * 5 * 8, (30 * 2 + 4 + 2) * 8
-    wm = ref + 7 * per_row
-    blocks = list(pairwise_distances_chunked(to_xp(X), to_xp(Y), working_memory=wm))
+    wm = ref + 7 * per_row  # bytes; working_memory takes MiB (the same budget, exactly)
+    blocks = list(pairwise_distances_chunked(to_xp(X), to_xp(Y), working_memory=wm / 2**20))
     assert len(blocks) == 8  # 7 rows per block
     assert all(ref + b.shape[0] * per_row <= wm for _, b in blocks)
     D = np.concatenate([to_numpy(b) for _, b in blocks])
@@ -82,6 +82,6 @@ def test_values_whose_squares_overflow_are_refused(backend):
         gpuknn.pairwise_distances(X)
     with pytest.raises(InvalidInputError, match=r"^Y holds values up to 1e\+200"):
         gpuknn.pairwise_distances(backend.asarray(np.array([[1.0]])), X)
-    for bad in ("big", True, -1):
-        with pytest.raises(InvalidInputError, match="working_memory must be"):
+    for bad in ("big", True, -1, 0, float("inf")):
+        with pytest.raises(InvalidInputError, match="working_memory must be a positive number of MiB"):
             next(iter(gpuknn.pairwise_distances_chunked(backend.asarray(np.eye(2)), working_memory=bad)))

@@ -102,12 +102,12 @@ def test_working_memory_is_passed_to_every_task(sync, monkeypatch):
     monkeypatch.setattr(dn, "kneighbors_partial", spy)
     Q, R = _data()
     Qd, Rd = da.from_array(Q, chunks=9), da.from_array(R, chunks=10)
-    ind = gd.kneighbors(Qd, Rd, 3, working_memory=1 << 20, return_distance=False)
-    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(3 << 20))
+    ind = gd.kneighbors(Qd, Rd, 3, working_memory=1, return_distance=False)  # MiB
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", "3")  # MiB too
     ind2 = gd.kneighbors(Qd, Rd, 3, return_distance=False)  # the default is read now, on the client
     monkeypatch.delenv("GPUKNN_WORKING_MEMORY")
     dask.compute(ind, ind2)
-    assert sorted(set(seen)) == [1 << 20, 3 << 20] and len(seen) == 2 * 2 * 4
+    assert sorted(set(seen)) == [1, 3] and len(seen) == 2 * 2 * 4  # MiB, as the tasks' engine takes it
 
 
 def test_errors(sync):
@@ -119,7 +119,7 @@ def test_errors(sync):
         gd.kneighbors(Q[:, :2], Rd, 3)
     with pytest.raises(InvalidInputError, match="split_every"):
         gd.kneighbors(Q, Rd, 3, split_every=1)
-    with pytest.raises(InvalidInputError, match="working_memory"):
+    with pytest.raises(InvalidInputError, match="working_memory must be a positive number of MiB"):
         gd.kneighbors(Q, Rd, 3, working_memory=-1)
     with pytest.raises(InvalidInputError, match="metric"):
         gd.kneighbors(Q, Rd, 3, metric="manhattan")
@@ -196,7 +196,7 @@ def test_cupy_chunks(sync):
     D0, ind0 = gpuknn.kneighbors(Q, R, 8)
     Qd = da.from_array(cupy.asarray(Q), chunks=(6, -1))
     Rd = da.from_array(cupy.asarray(R), chunks=(7, -1))
-    D, ind = dask.compute(*gd.kneighbors(Qd, Rd, 8, working_memory=64 << 20))
+    D, ind = dask.compute(*gd.kneighbors(Qd, Rd, 8, working_memory=64))
     assert isinstance(ind, cupy.ndarray) and isinstance(D, cupy.ndarray)
     np.testing.assert_array_equal(ind.get(), ind0)
     np.testing.assert_allclose(D.get(), D0, rtol=1e-12, atol=1e-14)
@@ -234,7 +234,7 @@ def test_kneighbors_on_the_local_cluster_equals_single_process(client, metric):
     D0, ind0 = gpuknn.kneighbors(Q, R, 7, metric=metric)
     D, ind = dask.compute(
         *gd.kneighbors(
-            da.from_array(Q, chunks=6), da.from_array(R, chunks=(13, 27)), 7, metric=metric, working_memory=1
+            da.from_array(Q, chunks=6), da.from_array(R, chunks=(13, 27)), 7, metric=metric, working_memory=1 / 2**20
         )
     )
     np.testing.assert_array_equal(ind, ind0)
@@ -298,7 +298,7 @@ def test_local_cuda_cluster_with_cupy_chunks():
             Q, R = _data(6, n_ref=400, n_q=60, d=5)
             D0, ind0 = gpuknn.kneighbors(Q, R, 9)
             Rd = da.from_array(cupy.asarray(R), chunks=(400 // max(2, n_gpus), -1)).persist()
-            D, ind = dask.compute(*gd.kneighbors(cupy.asarray(Q), Rd, 9, working_memory=64 << 20))
+            D, ind = dask.compute(*gd.kneighbors(cupy.asarray(Q), Rd, 9, working_memory=64))
             assert isinstance(ind, cupy.ndarray)
             np.testing.assert_array_equal(ind.get(), ind0)
             np.testing.assert_allclose(D.get(), D0, rtol=1e-12, atol=1e-14)
@@ -308,8 +308,8 @@ def test_local_cuda_cluster_with_cupy_chunks():
                 pca.explained_variance_.get(), gpuknn.PCA(3).fit(X).explained_variance_, rtol=1e-10
             )
             y = (R[:, 0] > 2).astype(int)
-            local = cross_validate_k(R, y, [1, 3, 5], cv=3, working_memory=64 << 20)
-            dist = cross_validate_k(cupy.asarray(R), y, [1, 3, 5], cv=3, working_memory=64 << 20, client=c)
+            local = cross_validate_k(R, y, [1, 3, 5], cv=3, working_memory=64)
+            dist = cross_validate_k(cupy.asarray(R), y, [1, 3, 5], cv=3, working_memory=64, client=c)
             assert dist.rows == local.rows
     finally:
         cluster.close()

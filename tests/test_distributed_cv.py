@@ -209,7 +209,7 @@ def test_tasks_get_a_working_memory_resolved_on_the_client(client, monkeypatch):
 
     assert task_working_memory(LocalRunner(), None) is None  # one process: resolved where it runs
     runner = DaskRunner(_two_workers(client))
-    assert task_working_memory(runner, 5 << 20) == 5 << 20
-    assert task_working_memory(runner, None) == 256 << 20
-    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(3 << 20))
-    assert task_working_memory(runner, None) == 3 << 20
+    assert task_working_memory(runner, 5) == 5  # MiB, as given
+    assert task_working_memory(runner, None) == 256  # MiB: the host default
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", "3")
+    assert task_working_memory(runner, None) == 3

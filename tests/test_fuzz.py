@@ -138,7 +138,7 @@ def is_int(v):
     R=matrices(),
     k=ints_or_junk,
     metric=st.sampled_from(["euclidean", "sqeuclidean", "cosine", "inner", "manhattan", 3]),
-    wm=st.sampled_from([None, None, 1, 10_000, "big", -1, True, 2.5e6]),
+    wm=st.sampled_from([None, None, 1 / 2**20, 10_000 / 2**20, "big", -1, True, 2.5e6 / 2**20, 0.5]),
 )
 def test_kneighbors(Q, R, k, metric, wm):
     (q, q_ok), (r, r_ok) = Q, R

@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 import array_api_compat.torch as tx  # noqa: E402
 
 RNG = np.random.default_rng(0)
-WM = 2_000_000
+WM = 2_000_000  # bytes (working_memory takes MiB: WM / 2**20)
 
 
 def _tiles(n_q, n_ref, d):
@@ -33,7 +33,7 @@ def test_kneighbors_syncs_per_tile():
     for n in (600, 1200, 2400):
         Q = torch.asarray(RNG.normal(size=(n, 16)).astype(np.float32))
         with HostSyncs() as syncs:
-            gpuknn.kneighbors(Q, R, 10, working_memory=WM, metric="correlation")
+            gpuknn.kneighbors(Q, R, 10, working_memory=WM / 2**20, metric="correlation")
         seen[n] = (syncs.count, _tiles(n, 3000, 16))
     assert seen[2400][1] > seen[1200][1] > seen[600][1]  # the plans do add tiles
     assert seen[2400][0] > seen[1200][0] > seen[600][0] > 0  # and the counter sees syncs
@@ -127,7 +127,7 @@ def test_cv_fold_trusts_the_boundary():
     mag = check_values(X, tx, name="X")
     args = (X[:4000], y[:4000], X[4000:], y[4000:], [1, 3, 5, 7])
     opts = dict(n_classes=3, metric="euclidean", weights=["uniform", "distance"], scoring=["accuracy"])
-    opts["working_memory"] = 1 << 30
+    opts["working_memory"] = 1024  # MiB
     trusted = _sync_count(lambda: fold_k_scores(*args, **opts, magnitude=mag))
     checked = _sync_count(lambda: fold_k_scores(*args, **opts))
     assert trusted <= 19, trusted

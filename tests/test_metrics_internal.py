@@ -45,9 +45,11 @@ def test_hubert_gamma_precomputed_and_tiled(xp, to_xp, blobs):
     D = squareform(pdist(X))
     raw, norm = _gamma_by_pairs(pdist(X), labels)
     assert hubert_gamma(to_xp(D), to_xp(labels), metric="precomputed") == pytest.approx(norm, abs=TOL)
-    assert hubert_gamma(to_xp(D), to_xp(labels), metric="precomputed", working_memory=1) == pytest.approx(norm, abs=TOL)
+    assert hubert_gamma(to_xp(D), to_xp(labels), metric="precomputed", working_memory=1 / 2**20) == pytest.approx(
+        norm, abs=TOL
+    )
     full = hubert_gamma(to_xp(X), to_xp(labels))
-    tiny = hubert_gamma(to_xp(X), to_xp(labels), working_memory=2000)  # a few rows per tile
+    tiny = hubert_gamma(to_xp(X), to_xp(labels), working_memory=2000 / 2**20)  # a few rows per tile
     assert tiny == pytest.approx(full, abs=1e-12)
     with pytest.raises(InvalidInputError, match="square"):
         hubert_gamma(to_xp(D[:5]), to_xp(labels[:5]), metric="precomputed")
@@ -67,7 +69,7 @@ def test_cpcc_tiled_precomputed_linkage_and_metric(xp, to_xp, blobs):
     Z = linkage(X, method="average", metric="cosine")
     want = cophenet(Z, pdist(X, "cosine"))[0]
     full = cophenetic_correlation(to_xp(X), Z=Z, metric="cosine")
-    tiny = cophenetic_correlation(to_xp(X), Z=Z, metric="cosine", working_memory=3000)
+    tiny = cophenetic_correlation(to_xp(X), Z=Z, metric="cosine", working_memory=3000 / 2**20)
     assert full == pytest.approx(want, abs=TOL)
     assert tiny == pytest.approx(full, abs=1e-12)
     with pytest.raises(InvalidInputError, match="monotone"):

@@ -42,7 +42,7 @@ def test_dunn_formula_and_tiling(xp, to_xp, data):
     assert dunn_index(to_xp(D), to_xp(labels), metric="precomputed") == pytest.approx(want, abs=TOL)
     # Tiles of another shape: the same extreme pairs; their GEMM distances may round
     # differently (torch's matmul does, by shape), so equal to rounding, not bit for bit.
-    tiled = dunn_index(to_xp(X), to_xp(labels), working_memory=500)
+    tiled = dunn_index(to_xp(X), to_xp(labels), working_memory=500 / 2**20)  # 500 bytes, in MiB
     assert tiled == pytest.approx(dunn_index(to_xp(X), to_xp(labels)), rel=1e-13)
 
 

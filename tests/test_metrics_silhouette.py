@@ -12,6 +12,7 @@ from gpuknn.errors import InvalidInputError
 from gpuknn.metrics.silhouette import calinski_harabasz_score, silhouette_samples, silhouette_score
 
 RTOL, ATOL = 1e-10, 1e-12
+MIB = 2**20  # working_memory is in MiB: byte budgets below are divided by it
 METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation"]
 
 
@@ -38,7 +39,9 @@ def test_samples_match_sklearn(backend, data, metric):
 def test_precomputed(backend, data):
     X, labels = data
     D = squareform(pdist(X))
-    got = silhouette_samples(backend.asarray(D), backend.asarray(labels), metric="precomputed", working_memory=3000)
+    got = silhouette_samples(
+        backend.asarray(D), backend.asarray(labels), metric="precomputed", working_memory=3000 / MIB
+    )
     want = sk_samples(D, labels, metric="precomputed")
     assert_xp(got, want, backend, exact=False, rtol=RTOL, atol=ATOL)
     s = silhouette_score(
@@ -64,10 +67,10 @@ def test_precomputed_errors(backend, data):
         silhouette_samples(backend.asarray(D), y, metric="precomputed")
 
 
-@pytest.mark.parametrize("wm", [1, 200, 5000, 10**9, None])
+@pytest.mark.parametrize("wm", [1 / MIB, 200 / MIB, 5000 / MIB, 10**9 / MIB, None])
 def test_working_memory_blocks(backend, data, wm):
     X, labels = data
-    full = silhouette_samples(backend.asarray(X), backend.asarray(labels), working_memory=10**9)
+    full = silhouette_samples(backend.asarray(X), backend.asarray(labels), working_memory=10**9 / MIB)
     got = silhouette_samples(backend.asarray(X), backend.asarray(labels), working_memory=wm)
     # other tile shapes can round the GEMM differently (torch does): equal to rounding
     assert_xp(got, host(full), backend, exact=False, rtol=1e-12, atol=1e-14)
@@ -77,7 +80,7 @@ def test_working_memory_blocks(backend, data, wm):
 def test_uneven_tiles_match_sklearn(backend, data, metric):
     # 45 rows in tiles of 4: ten off-diagonal tile columns, the last one row high
     X, labels = data
-    wm = 4 * (4 * 4 * 8) + 2 * 4 * 3 * 8
+    wm = (4 * (4 * 4 * 8) + 2 * 4 * 3 * 8) / MIB
     got = silhouette_samples(backend.asarray(X), backend.asarray(labels), metric=metric, working_memory=wm)
     assert_xp(
         got, sk_samples(X, labels, metric=metric), backend, dtype=backend.xp.float64, exact=False, rtol=RTOL, atol=ATOL
@@ -91,14 +94,14 @@ def test_memory_within_working_memory():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 512)).astype(np.float32)  # 6 MiB: more than the budget
     labels = rng.integers(0, 10, 3000)
-    wm = 4 << 20
+    wm = 4  # MiB
     for metric in METRICS:
         silhouette_score(X, labels, metric=metric, working_memory=wm)  # warm up
         tracemalloc.start()
         silhouette_score(X, labels, metric=metric, working_memory=wm)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        assert peak <= wm + 3000 * 10 * 8 * 4, (metric, peak, X.nbytes)
+        assert peak <= wm * MIB + 3000 * 10 * 8 * 4, (metric, peak, X.nbytes)
 
 
 def test_singletons_and_duplicates(backend):
@@ -151,8 +154,9 @@ def test_label_count_errors(backend, data):
         silhouette_samples(Xb, backend.asarray(labels), metric="manhattan")
     with pytest.raises(InvalidInputError, match="sample_size"):
         silhouette_score(Xb, backend.asarray(labels), sample_size=0)
-    with pytest.raises(InvalidInputError, match="working_memory"):
-        silhouette_score(Xb, backend.asarray(labels), working_memory=0)
+    for bad in (0, -1.0, float("nan"), "1", True):
+        with pytest.raises(InvalidInputError, match="working_memory must be a positive number of MiB"):
+            silhouette_score(Xb, backend.asarray(labels), working_memory=bad)
 
 
 def test_sample_size(backend, data):

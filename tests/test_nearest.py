@@ -132,7 +132,7 @@ def test_radius_neighbors_equals_sklearn(backend, metric, algorithm):
     radius = {"euclidean": 1.3, "sqeuclidean": 1.7, "cosine": 0.2}[metric]
     ref = skn.NearestNeighbors(radius=radius, metric=metric, algorithm="brute").fit(X)
     # A budget of a few rows per block: the result does not depend on the tiling.
-    for wm in (None, 80 * X.shape[0] * 7):
+    for wm in (None, 80 * X.shape[0] * 7 / 2**20):  # MiB
         nn = NearestNeighbors(radius=radius, metric=metric, algorithm=algorithm, working_memory=wm)
         nn.fit(backend.asarray(X))
         for q in (Q, None):
@@ -152,16 +152,16 @@ def test_radius_results_do_not_depend_on_the_budget(backend):
     Xb, Qb = backend.asarray(X), backend.asarray(Q)
     want = NearestNeighbors(radius=1.5, algorithm="brute").fit(Xb).radius_neighbors_graph(Qb, mode="distance")
     # One query row per block and one pair per exact-pass chunk: the same graph, bit for bit.
-    nn = NearestNeighbors(radius=1.5, algorithm="brute", working_memory=1).fit(Xb)
+    nn = NearestNeighbors(radius=1.5, algorithm="brute", working_memory=1 / 2**20).fit(Xb)  # 1 byte
     G = nn.radius_neighbors_graph(Qb, mode="distance")
     for attr in ("indptr", "indices", "data"):
         np.testing.assert_array_equal(getattr(_on_host(G), attr), getattr(_on_host(want), attr))
     ref = skn.NearestNeighbors(radius=1.5).fit(X).radius_neighbors_graph(Q, mode="distance")
     np.testing.assert_allclose(_dense(G), ref.toarray(), rtol=1e-12, atol=1e-12)
-    # working_memory=1 is below one row of tiles for a k search: raised, with a warning (issue 18)
+    # one byte is below one row of tiles for a k search: raised, with a warning (issue 18)
     from gpuknn import WorkingMemoryWarning
 
-    with pytest.warns(WorkingMemoryWarning, match="working_memory=1 bytes is too small"):
+    with pytest.warns(WorkingMemoryWarning, match=r"working_memory=9.537e-07 MiB \(1 bytes\) is too small"):
         idx = nn.kneighbors(Qb, 4)[1]
     assert_xp(idx, skn.NearestNeighbors(n_neighbors=4).fit(X).kneighbors(Q)[1], backend)
 
@@ -251,7 +251,7 @@ def test_errors(backend):
             nn.radius_neighbors(Qb, radius=r)
     with pytest.raises(InvalidInputError, match="metric='inner'"):
         NearestNeighbors(metric="inner").fit(Xb)
-    with pytest.raises(InvalidInputError, match="working_memory"):
+    with pytest.raises(InvalidInputError, match="working_memory must be a positive number of MiB, got -5"):
         NearestNeighbors(working_memory=-5).fit(Xb)
     if backend.name != "numpy":  # a model of one namespace asked about another's arrays
         with pytest.raises(InvalidInputError, match="namespace"):

@@ -7,6 +7,7 @@ from gpuknn._backend import to_numpy
 from gpuknn.ops.kneighbors import plan_tiles
 
 METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation"]
+MIB = 2**20  # working_memory is in MiB: byte budgets below are divided by it
 
 
 def _sk(Q, R, k, metric):
@@ -57,12 +58,12 @@ def test_tiny_working_memory_gives_identical_results(xp, to_xp, metric):
     wm = 11 * 10 * 10  # a few rows and columns per tile: both queries and references are tiled
     plan = plan_tiles(41, 97, 4, 8, wm)
     assert plan.cols < 9 < 97 and plan.rows < 41 and plan.query_chunk < 41
-    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 9, metric=metric, working_memory=wm)
+    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 9, metric=metric, working_memory=wm / MIB)
     np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
     np.testing.assert_allclose(to_numpy(d1), to_numpy(d0), atol=1e-12)
 
 
-@pytest.mark.parametrize("wm", [3000, 20_000, 1 << 20])
+@pytest.mark.parametrize("wm", [3000 / MIB, 20_000 / MIB, 1])
 def test_blocks_narrower_than_k_and_late_better_neighbours(xp, to_xp, wm):
     # References sorted far-to-near make every block improve on the last (the running lists
     # take many candidates), blocks narrower than k are padded, and ties cross blocks.
@@ -164,7 +165,7 @@ def test_prepared_reference_gives_the_same_neighbours(xp, to_xp, metric):
     ref = PreparedReference(to_xp(R), metric=metric)
     d0, i0 = kneighbors(to_xp(Q), to_xp(R), 5, metric=metric)
     for _ in range(2):  # reusable
-        d1, i1 = kneighbors(to_xp(Q), ref, 5, metric=metric, working_memory=2000)
+        d1, i1 = kneighbors(to_xp(Q), ref, 5, metric=metric, working_memory=2000 / MIB)
         np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
         np.testing.assert_allclose(to_numpy(d1), to_numpy(d0), atol=1e-12)
     np.testing.assert_array_equal(to_numpy(ref.data), R)  # the caller's rows are untouched
@@ -198,7 +199,7 @@ def test_second_pass_for_uncertified_rows(xp, to_xp, monkeypatch, metric):
     real = nb._second_pass
     monkeypatch.setattr(nb, "_second_pass", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     monkeypatch.setattr(nb, "candidate_margin", lambda k: 0)
-    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 5, metric=metric, working_memory=20_000)
+    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 5, metric=metric, working_memory=20_000 / MIB)
     assert calls
     np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
 
@@ -212,9 +213,9 @@ def test_float64_input_searched_in_float32_tiles_equals_float64_tiles(xp, to_xp,
     R[150:180] = R[:30]
     Q = np.concatenate([rng.normal(size=(40, 9)), R[:10]])
     monkeypatch.setattr(nb, "_SCREEN_MIN_WORK", 1)
-    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 6, metric=metric, working_memory=30_000)
+    d1, i1 = kneighbors(to_xp(Q), to_xp(R), 6, metric=metric, working_memory=30_000 / MIB)
     monkeypatch.setattr(nb, "_SCREEN_MIN_WORK", 1 << 62)
-    d0, i0 = kneighbors(to_xp(Q), to_xp(R), 6, metric=metric, working_memory=30_000)
+    d0, i0 = kneighbors(to_xp(Q), to_xp(R), 6, metric=metric, working_memory=30_000 / MIB)
     np.testing.assert_array_equal(to_numpy(i1), to_numpy(i0))
     np.testing.assert_array_equal(to_numpy(d1), to_numpy(d0))  # exact keys both ways
     assert to_numpy(d1).dtype == np.float64
@@ -258,21 +259,22 @@ def test_messages_name_the_callers_arguments(backend):
 
 
 def test_working_memory_below_one_row_of_tiles_warns_and_is_raised():
-    """Issue 18: working_memory=1 crawled one score at a time, silently; it is raised to the
-    minimum with a WorkingMemoryWarning (same answer), and odd types name the argument."""
+    """Issue 18: a one-byte budget crawled one score at a time, silently; it is raised to the
+    minimum with a WorkingMemoryWarning in MiB (same answer), and odd types name the argument."""
     from gpuknn import WorkingMemoryWarning
     from gpuknn.ops.limits import minimum_working_memory
 
     rng = np.random.default_rng(1)
     Q, R = rng.normal(size=(7, 4)), rng.normal(size=(30, 4))
     want = kneighbors(Q, R, 3)
-    with pytest.warns(WorkingMemoryWarning, match=r"working_memory=1 bytes is too small .*using the minimum"):
-        got = kneighbors(Q, R, 3, working_memory=1)
+    low = minimum_working_memory(7, 11, 4 + 4)  # bytes; rows are augmented by a column or two
+    msg = r"working_memory=9.537e-07 MiB \(1 bytes\) is too small .*using the minimum, [\d.e-]+ MiB \(\d+ bytes\)"
+    with pytest.warns(WorkingMemoryWarning, match=msg):
+        got = kneighbors(Q, R, 3, working_memory=1 / MIB)
     np.testing.assert_array_equal(got[1], want[1])
-    low = minimum_working_memory(7, 11, 4 + 4)  # rows are augmented by a column or two
-    kneighbors(Q, R, 3, working_memory=low)  # no warning at the minimum (warnings are errors)
-    for bad in ("big", True, float("nan"), -5, [1]):
-        with pytest.raises(InvalidInputError, match="working_memory must be"):
+    kneighbors(Q, R, 3, working_memory=low / MIB)  # no warning at the minimum (warnings are errors)
+    for bad in ("big", True, float("nan"), float("inf"), -5, 0, [1]):
+        with pytest.raises(InvalidInputError, match="working_memory must be a positive number of MiB"):
             kneighbors(Q, R, 3, working_memory=bad)
 
 
@@ -286,6 +288,44 @@ def test_a_budget_that_splits_the_search_into_very_many_tiles_says_so():
     Q, R = rng.normal(size=(200, 30)), rng.normal(size=(30000, 30))
     with warnings.catch_warnings():
         warnings.simplefilter("error", WorkingMemoryWarning)  # stop at the warning: no slow run
-        with pytest.raises(WorkingMemoryWarning, match=r"10240 bytes splits this 200 x 30000 search into \d+ tiles"):
-            kneighbors(Q, R, 5, working_memory=10 * 1024)
+        with pytest.raises(
+            WorkingMemoryWarning,
+            match=r"working_memory=0.009766 MiB \(10240 bytes\) splits this 200 x 30000 search into \d+ tiles",
+        ):
+            kneighbors(Q, R, 5, working_memory=10 / 1024)  # 10 KiB
     kneighbors(Q[:20], R[:2000], 5)  # the default budget: no warning (filterwarnings=error)
+
+
+def test_working_memory_is_mib_converted_once_to_the_byte_plan(monkeypatch):
+    """working_memory is in MiB, as in scikit-learn: converted once, at the public boundary,
+    to the byte budget the tiles are planned with -- the plan a byte value gave before, for
+    an int, a float or a fraction of a MiB; estimators and $GPUKNN_WORKING_MEMORY alike."""
+    import gpuknn.ops.kneighbors as nb
+    from gpuknn import KNeighborsClassifier
+    from gpuknn.ops.limits import check_working_memory, to_mib
+
+    budgets = []
+    real = nb.plan_tiles
+    monkeypatch.setattr(nb, "plan_tiles", lambda *a, **kw: budgets.append(a[4]) or real(*a, **kw))
+    rng = np.random.default_rng(4)
+    Q, R, y = rng.normal(size=(200, 8)), rng.normal(size=(500, 8)), rng.integers(0, 3, 500)
+    want = kneighbors(Q, R, 5)[1]
+    tiny = 200 * 80 * 9  # bytes: a budget that tiles this search
+    for mib, nbytes in ((1, 1 << 20), (0.5, 1 << 19), (2.0, 2 << 20), (tiny / MIB, tiny)):
+        assert check_working_memory(mib, np) == nbytes
+        budgets.clear()
+        np.testing.assert_array_equal(kneighbors(Q, R, 5, working_memory=mib)[1], want)
+        KNeighborsClassifier(5, algorithm="brute", working_memory=mib).fit(R, y).predict(Q)
+        # a quarter is left to the row preparation and the exact pass; the plan is the byte one
+        assert budgets == [nbytes * 3 // 4] * 2
+    # (rows of width 9: euclidean rows carry one more column) the tiny budget tiles finer
+    assert real(200, 500, 9, 8, tiny * 3 // 4).cols < real(200, 500, 9, 8, (1 << 20) * 3 // 4).cols < 500
+    budgets.clear()
+    monkeypatch.setenv("GPUKNN_WORKING_MEMORY", "3")  # MiB too
+    kneighbors(Q, R, 5)
+    assert budgets == [(3 << 20) * 3 // 4]
+    for b in (1, 3, 129_600, 10**9, 2**52 + 1):  # to_mib is exact: internal callers keep their bytes
+        assert check_working_memory(to_mib(b), np) == b
+    for bad in (0, -5, float("nan"), float("inf"), "1", True):
+        with pytest.raises(InvalidInputError, match=rf"working_memory must be a positive number of MiB, got {bad!r}"):
+            KNeighborsClassifier(working_memory=bad).fit(R, y)

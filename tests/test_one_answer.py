@@ -15,6 +15,7 @@ from gpuknn.ops.kneighbors import search
 from gpuknn.ops.psweep import neighbors_for_p_sweep
 
 METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation", "inner"]
+MIB = 2**20  # working_memory is in MiB: byte budgets below are divided by it
 
 
 def tricky(n_ref=1500, n_q=200, d=24, seed=0):
@@ -61,20 +62,20 @@ def test_lists_agree_across_tilings_threads_and_backends(backend, metric):
     d0, i0 = kneighbors(Q, R, 10, metric=metric)
     assert_exact_order(i0, Q, R, 10, metric)
     Qb, Rb = backend.asarray(Q), backend.asarray(R)
-    for wm in (40_000, 2 << 20, 1 << 30):
+    for wm in (40_000 / MIB, 2, 1024):
         d, i = kneighbors(Qb, Rb, 10, metric=metric, working_memory=wm)
         assert_xp(i, i0, backend)
         assert_xp(d, host(d0), backend, exact=False, rtol=1e-4, atol=1e-5)
     if backend.name == "numpy":
         for threads in (1, 2):
             with threadpool_limits(threads):
-                np.testing.assert_array_equal(kneighbors(Q, R, 10, metric=metric, working_memory=2 << 20)[1], i0)
+                np.testing.assert_array_equal(kneighbors(Q, R, 10, metric=metric, working_memory=2)[1], i0)
 
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_distances_within_the_reported_bound(metric):
     Q, R = tricky(seed=1)
-    nb = search(Q, R, 10, metric=metric, working_memory=100_000)
+    nb = search(Q, R, 10, metric=metric, working_memory=100_000 / MIB)
     exact = np.take_along_axis(oracle_keys(Q, R, metric), nb.indices, 1)
     err = nb.err[:, None] + 1e-12 * (1 + np.abs(exact))
     assert (np.abs(nb.keys - exact) <= err).all()
@@ -122,7 +123,7 @@ def test_p_sweep_lists_are_the_searches_of_each_prefix(backend, metric):
     Ztr[200:220] = Ztr[:20]
     Zte = np.concatenate([rng.normal(size=(50, 12)), Ztr[:10]]).astype(np.float32)
     ps = [1, 2, 3, 5, 8, 12]
-    for wm in (30_000, 1 << 26):
+    for wm in (30_000 / MIB, 64):
         out = neighbors_for_p_sweep(backend.asarray(Ztr), backend.asarray(Zte), ps, 7, metric=metric, working_memory=wm)
         for p in ps:
             assert_xp(out[p][1], kneighbors(Zte[:, :p], Ztr[:, :p], 7, metric=metric)[1], backend)
@@ -149,7 +150,7 @@ def test_a_point_on_the_radius_counts_on_every_backend(backend, weights):
     X = np.array([[3e4, 0.0], [3e4 + 30, 0.0], [3e4 + 3, 44.0]], dtype=np.float32)
     y = np.array([1, 0, 0])
     Q = np.array([[3e4 + 3, 4.0]], dtype=np.float32)
-    for wm in (100, 1 << 20):
+    for wm in (100 / MIB, 1):
         clf = RadiusNeighborsClassifier(5.0, weights=weights, outlier_label=-1, algorithm="brute", working_memory=wm)
         clf.fit(backend.asarray(X), backend.asarray(y))
         assert host(clf.predict(backend.asarray(Q))).tolist() == [1]

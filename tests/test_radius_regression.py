@@ -73,7 +73,9 @@ def test_radius_is_tiled_under_working_memory(backend, monkeypatch):
         return t
 
     monkeypatch.setattr(radius_regression, "radius_tile", spy)
-    small = RadiusNeighborsRegressor(2.0, weights="distance", algorithm="brute", working_memory=200 * 80 * 9)
+    small = RadiusNeighborsRegressor(
+        2.0, weights="distance", algorithm="brute", working_memory=200 * 80 * 9 / 2**20
+    )  # MiB: 9 rows
     pred = small.fit(backend.asarray(X), backend.asarray(y)).predict(backend.asarray(Q))
     assert shapes and all(s == (9, 200) for s in shapes[:-1]) and shapes[-1] == (70 % 9, 200)
     assert_xp(pred, host(expected), backend, **TOL)  # same members; sums may round apart

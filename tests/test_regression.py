@@ -152,7 +152,7 @@ def test_errors(backend):
         (KNeighborsRegressor(2.5), "n_neighbors must be an integer, got 2.5"),
         (KNeighborsRegressor(metric="manhattan"), "unknown metric 'manhattan'"),
         (KNeighborsRegressor(algorithm="ball_tree"), "algorithm must be one of"),
-        (KNeighborsRegressor(working_memory=-5), "working_memory must be a positive number of bytes, got -5"),
+        (KNeighborsRegressor(working_memory=-5), "working_memory must be a positive number of MiB, got -5"),
     ]
     for est, msg in cases:
         with pytest.raises(InvalidInputError, match=msg):

@@ -200,6 +200,8 @@ def test_smoten_working_memory_chunks(backend):
     a = SMOTEN(random_state=3).fit_resample(backend.asarray(X), y)[0]
     b = SMOTEN(random_state=3, working_memory=1).fit_resample(backend.asarray(X), y)[0]
     np.testing.assert_array_equal(host(a), host(b))
+    c = SMOTEN(random_state=3, working_memory=0.25).fit_resample(backend.asarray(X), y)[0]  # MiB fractions
+    np.testing.assert_array_equal(host(a), host(c))
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ def test_accumulated_p_sweep_equals_recompute_per_p(xp, to_xp, metric):
     Ztr, Zte = rng.normal(size=(150, 12)), rng.normal(size=(40, 12))
     ps = [3, 4, 7, 12]  # correlation needs p >= 3 to be tie-free (p = 2 gives only +-1)
     res = neighbors_for_p_sweep(
-        to_xp(Ztr), to_xp(Zte), ps, 6, metric=metric, working_memory=150 * 18 * 7
+        to_xp(Ztr), to_xp(Zte), ps, 6, metric=metric, working_memory=150 * 18 * 7 / 2**20
     )  # several query tiles
     for p in ps:
         d0, i0 = kneighbors(Zte[:, :p], Ztr[:, :p], 6, metric=metric)

@@ -254,7 +254,7 @@ def run(args) -> int:
         weights=weights,
         folds=args.folds,
         seed=args.seed,
-        working_memory=None if args.working_memory is None else args.working_memory << 20,
+        working_memory=args.working_memory,  # MiB, as the engine takes it
         skip_raw=args.skip_raw,
         scoring=args.scoring,
         scale=args.scale,

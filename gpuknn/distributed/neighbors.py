@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, check_finite_rows, check_int, default_working_memory
+from .._backend import array_namespace, check_finite_rows, check_int
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
-from ..ops.limits import check_working_memory
+from ..ops.limits import check_working_memory, to_mib
 from ..ops.partial import finalize_partial, kneighbors_partial, merge_partial
 from ._dask import as_row_chunked, import_dask, resolve_split_every, row_blocks, tree_reduce
 
@@ -24,7 +24,7 @@ def kneighbors(
     k: int,
     *,
     metric: str = "euclidean",
-    working_memory: int | None = None,
+    working_memory: float | None = None,
     split_every: int | None = None,
     return_distance: bool = True,
 ):
@@ -46,10 +46,11 @@ def kneighbors(
         ``distributed`` client is active (no large graph).
     k : int, 1 <= k <= n_ref
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
-    working_memory : int, optional
-        Bytes per task for its tiles; resolved here and passed to every task (default 256
-        MiB, env ``GPUKNN_WORKING_MEMORY``), never a worker's own default: half the free GPU
-        memory is wrong on a worker that also holds chunks and a memory pool.
+    working_memory : float, optional
+        MiB per task for its tiles (as for :func:`gpuknn.kneighbors`); resolved here and
+        passed to every task (default 256 MiB, env ``GPUKNN_WORKING_MEMORY`` in MiB), never
+        a worker's own default: half the free GPU memory is wrong on a worker that also
+        holds chunks and a memory pool.
     split_every : int >= 2, optional
         Fan-in of the merge tree (default 8).
     return_distance : bool, default True
@@ -89,7 +90,7 @@ def kneighbors(
     k = check_int(k, name="k", low=1)
     split_every = resolve_split_every(split_every)
     # resolved here, on the client, and passed to every task (see working_memory above)
-    wm = default_working_memory(np) if working_memory is None else check_working_memory(working_memory, np)
+    wm = to_mib(check_working_memory(working_memory, np))  # MiB, validated (None: the host default)
     Q = as_row_chunked(Q, "Q")
     R = as_row_chunked(R, "R")
     if Q.shape[1] != R.shape[1]:
@@ -130,9 +131,10 @@ def _float(dtype: Any) -> Any:
     return dtype if np.issubdtype(dtype, np.floating) else np.float64
 
 
-def _partial(q: Any, r: Any, k: int, offset: int, metric: str, working_memory: int, q_offset: int) -> Any:
+def _partial(q: Any, r: Any, k: int, offset: int, metric: str, working_memory: float, q_offset: int) -> Any:
     """One grid task: the chunk pair's k best, with global indices (the pair is promoted to
-    one float dtype inside, as single-process kneighbors promotes Q and R)."""
+    one float dtype inside, as single-process kneighbors promotes Q and R); ``working_memory``
+    in MiB, resolved on the client."""
     # NaN rows named by their number in the whole array (the engine's own check would count
     # from the chunk's first row); two reductions clear a finite chunk, small against the GEMM
     check_finite_rows(q, array_namespace(q), name="Q", first_row=q_offset, where=" of this chunk")

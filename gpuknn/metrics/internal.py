@@ -8,7 +8,7 @@
 
 Distance-based sums run over row tiles from
 :func:`gpuknn.ops.distance.pairwise_distances_chunked`: memory is bounded by
-``working_memory`` (never the whole n × n matrix), so they work for 10⁵ points on a GPU.
+``working_memory`` (MiB; never the whole n × n matrix), so they work for 10⁵ points on a GPU.
 Pair sums are taken over the ordered pairs i ≠ j (twice the unordered pairs, which leaves
 means and correlations unchanged).
 """
@@ -26,6 +26,7 @@ from .._backend import device_of as _device
 from .._delegation import on_input_device
 from .._labels import encode
 from ..errors import InvalidInputError
+from ..ops.limits import check_working_memory, to_mib
 from .external import _hubert_gamma_partitions
 
 __all__ = ["hubert_gamma", "cophenetic_correlation"]
@@ -44,18 +45,23 @@ def _label_codes(labels: Any, X: Any, n: int) -> tuple[Any, int]:
     return codes, int(classes.shape[0])
 
 
-def _distance_blocks(
-    X: Any, metric: str, working_memory: int | None, *, temps: int = _TEMPS
-) -> Iterator[tuple[int, Any]]:
+def _budget(working_memory: Any, xp: Any) -> int | None:
+    """Bytes of a public ``working_memory`` (MiB), validated; None stays None (each tiling
+    below has its own default)."""
+    return None if working_memory is None else check_working_memory(working_memory, xp)
+
+
+def _distance_blocks(X: Any, metric: str, budget: int | None, *, temps: int = _TEMPS) -> Iterator[tuple[int, Any]]:
     """Row tiles ``(start, D)`` of the self-distance matrix, diagonal exactly 0.
 
     ``metric="precomputed"`` slices the given square matrix; otherwise the engine computes
-    tiles sized so that ``temps`` tile-sized arrays fit in ``working_memory``.
+    tiles sized so that ``temps`` tile-sized arrays fit in ``budget`` **bytes** (from
+    :func:`_budget`; None: whole rows of a precomputed matrix, the engine's default budget).
     """
     xp = array_namespace(X)
     n = int(X.shape[0])
     if metric == "precomputed":
-        rows = n if working_memory is None else max(1, int(working_memory) // max(1, n * 8 * temps))
+        rows = n if budget is None else max(1, int(budget) // max(1, n * 8 * temps))
         for s in range(0, n, rows):
             D = X[s : min(s + rows, n), :]
             r = xp.arange(D.shape[0], device=_device(D))[:, None] + s
@@ -64,11 +70,12 @@ def _distance_blocks(
         return
     from ..ops.distance import pairwise_distances_chunked  # noqa: PLC0415
 
-    # ``temps`` tiles within working_memory; the engine's one prepared copy of X (n x (d+1))
-    # comes on top of that budget (the engine counts it in its own).
+    # ``temps`` tiles within the budget; the engine's one prepared copy of X (n x (d+1))
+    # comes on top of it (the engine counts it in its own). The engine takes MiB: to_mib
+    # is exact, so it plans with these very bytes.
     itemsize = 8 if X.dtype == xp.float64 else 4
     ref = n * (int(X.shape[1]) + 1) * itemsize
-    wm = None if working_memory is None else ref + max(1, int(working_memory) // temps * 2)
+    wm = None if budget is None else to_mib(ref + max(1, int(budget) // temps * 2))
     yield from pairwise_distances_chunked(X, metric=metric, working_memory=wm)
 
 
@@ -99,7 +106,7 @@ def hubert_gamma(
     *,
     metric: str = "euclidean",
     normalized: bool = True,
-    working_memory: int | None = None,
+    working_memory: float | None = None,
 ) -> float:
     """Hubert's Γ statistic between distances (or a partition) and a partition.
 
@@ -120,8 +127,9 @@ def hubert_gamma(
         (for two partitions: the Matthews correlation of the pair indicators).
         It is **0.0** by convention when either variable is constant (one cluster,
         all singletons, all distances equal).
-    working_memory : int, optional
-        Bytes for the distance tiles.
+    working_memory : float, optional
+        MiB for the distance tiles (default: the engine's,
+        :func:`gpuknn._backend.default_working_memory`).
 
     Returns
     -------
@@ -143,8 +151,9 @@ def hubert_gamma(
     if n < 2:
         raise InvalidInputError("Hubert Γ needs at least 2 points")
     codes, _ = _label_codes(labels, X, n)
+    budget = _budget(working_memory, xp)
     sx = sxx = sxy = 0.0
-    for s, D in _distance_blocks(X, metric, working_memory):
+    for s, D in _distance_blocks(X, metric, budget):
         diff = codes[s : s + D.shape[0], None] != codes[None, :]
         sx = sx + xp.sum(D)
         sxx = sxx + xp.sum(D * D)
@@ -200,7 +209,7 @@ def cophenetic_correlation(
     method: str = "average",
     metric: str = "euclidean",
     Z: Any = None,
-    working_memory: int | None = None,
+    working_memory: float | None = None,
 ) -> float:
     """Cophenetic correlation coefficient (CPCC) of a hierarchical clustering of X.
 
@@ -216,7 +225,9 @@ def cophenetic_correlation(
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
     Z : array of shape (n - 1, 4), optional
         A precomputed monotone SciPy linkage matrix for X (then ``method`` is ignored).
-    working_memory : int, optional
+    working_memory : float, optional
+        MiB for the distance tiles (default: the engine's,
+        :func:`gpuknn._backend.default_working_memory`).
 
     Returns
     -------
@@ -239,6 +250,7 @@ def cophenetic_correlation(
     n = int(X.shape[0])
     if n < 3:
         raise InvalidInputError(f"CPCC needs at least 3 points, got {n}")
+    budget = _budget(working_memory, xp)
     if Z is None:
         if method not in ("single", "complete", "average", "weighted", "ward"):
             raise InvalidInputError(f"method must be a monotone linkage, got {method!r}")
@@ -252,7 +264,7 @@ def cophenetic_correlation(
     pos, table, log2, pow2 = (from_numpy(a, xp, device=_device(X)) for a in (pos_h, table_h, log2_h, pow2_h))
     m = n - 1
     sums = [0.0] * 5
-    for s, D in _distance_blocks(X, metric, working_memory):
+    for s, D in _distance_blocks(X, metric, budget):
         pr = pos[s : s + D.shape[0]]
         lo = xp.reshape(xp.minimum(pr[:, None], pos[None, :]), (-1,))
         hi = xp.reshape(xp.maximum(pr[:, None], pos[None, :]), (-1,))

@@ -25,7 +25,7 @@ from .._backend import array_namespace, validate_matrix
 from .._backend import device_of as _device
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .internal import _distance_blocks, _label_codes, _prepare
+from .internal import _budget, _distance_blocks, _label_codes, _prepare
 
 __all__ = [
     "dunn_index",
@@ -59,7 +59,7 @@ def _centre_distances(C: Any, xp: Any) -> Any:
 
 
 @on_input_device
-def dunn_index(X: Any, labels: Any, *, metric: str = "euclidean", working_memory: int | None = None) -> float:
+def dunn_index(X: Any, labels: Any, *, metric: str = "euclidean", working_memory: float | None = None) -> float:
     """Dunn index: smallest between-cluster distance over largest cluster diameter.
 
     ``min_{c(i)≠c(j)} d(i, j) / max_{c(i)=c(j)} d(i, j)`` (single-linkage separation,
@@ -70,7 +70,9 @@ def dunn_index(X: Any, labels: Any, *, metric: str = "euclidean", working_memory
     X : array of shape (n, d), or (n, n) with ``metric="precomputed"``
     labels : array of shape (n,), at least 2 clusters
     metric : str
-    working_memory : int, optional
+    working_memory : float, optional
+        MiB for the distance tiles (default: the engine's,
+        :func:`gpuknn._backend.default_working_memory`).
 
     Returns
     -------
@@ -91,7 +93,7 @@ def dunn_index(X: Any, labels: Any, *, metric: str = "euclidean", working_memory
     if K < 2:
         raise InvalidInputError(f"the Dunn index needs at least 2 clusters, got {K}")
     inter, intra = math.inf, 0.0
-    for s, D in _distance_blocks(X, metric, working_memory, temps=4):
+    for s, D in _distance_blocks(X, metric, _budget(working_memory, xp), temps=4):
         same = codes[s : s + D.shape[0], None] == codes[None, :]
         inter = min(inter, float(xp.min(xp.where(same, xp.full_like(D, math.inf), D))))
         intra = max(intra, float(xp.max(xp.where(same, D, xp.zeros_like(D)))))

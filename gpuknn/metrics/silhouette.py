@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, check_int, default_working_memory, from_numpy, validate_matrix
+from .._backend import array_namespace, check_int, from_numpy, validate_matrix
 from .._backend import device_of as _device
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
 from ..ops.distance import _unit_rows
-from ..ops.limits import check_magnitude
+from ..ops.limits import check_magnitude, check_working_memory
 from .internal import _distance_blocks, _label_codes, _prepare
 
 __all__ = ["silhouette_samples", "silhouette_score", "calinski_harabasz_score"]
@@ -70,11 +70,7 @@ def _silhouette(X: Any, xp: Any, codes: Any, K: int, metric: str, working_memory
     dev = _device(X)
     counts = bincount(codes, K)
     _check_n_labels(int(xp.sum(xp.astype(counts > 0, xp.int64))), n)
-    wm = (
-        default_working_memory(xp)
-        if working_memory is None
-        else check_int(working_memory, name="working_memory", low=1)
-    )
+    wm = check_working_memory(working_memory, xp)  # MiB in, bytes out
     onehot = xp.astype(codes[:, None] == xp.arange(K, dtype=xp.int64, device=dev)[None, :], X.dtype)
     if metric == "precomputed":
         sums = [(s, D @ onehot) for s, D in _distance_blocks(X, metric, wm, temps=_TEMPS)]
@@ -97,15 +93,17 @@ def _silhouette(X: Any, xp: Any, codes: Any, K: int, metric: str, working_memory
     return xp.astype(s, X.dtype)
 
 
-def _block_rows(n: int, d: int, itemsize: int, working_memory: int) -> int:
-    """Rows b of a square tile: ``_TILES`` b × b tiles and two prepared b × d blocks fit."""
-    a, half_b = _TILES * itemsize, d * itemsize  # a b² + 2 (d · itemsize) b <= wm
-    b = int((math.sqrt(half_b * half_b + a * working_memory) - half_b) / a)
+def _block_rows(n: int, d: int, itemsize: int, budget: int) -> int:
+    """Rows b of a square tile: ``_TILES`` b × b tiles and two prepared b × d blocks fit in
+    ``budget`` bytes."""
+    a, half_b = _TILES * itemsize, d * itemsize  # a b² + 2 (d · itemsize) b <= budget
+    b = int((math.sqrt(half_b * half_b + a * budget) - half_b) / a)
     return max(1, min(n, b))
 
 
-def _cluster_sums(X: Any, xp: Any, onehot: Any, metric: str, working_memory: int) -> Any:
-    """(n, K) float64 sums of each row's distances to the members of each cluster.
+def _cluster_sums(X: Any, xp: Any, onehot: Any, metric: str, budget: int) -> Any:
+    """(n, K) float64 sums of each row's distances to the members of each cluster, in tiles
+    under ``budget`` bytes.
 
     The distance matrix is symmetric, so only the tiles (I, J) with J >= I are computed: a
     tile adds ``D @ onehot[J]`` to the sums of rows I and ``D.T @ onehot[I]`` to those of
@@ -116,7 +114,7 @@ def _cluster_sums(X: Any, xp: Any, onehot: Any, metric: str, working_memory: int
     """
     n, d = int(X.shape[0]), int(X.shape[1])
     itemsize = 8 if X.dtype == xp.float64 else 4
-    rows = _block_rows(n, d, itemsize, working_memory)
+    rows = _block_rows(n, d, itemsize, budget)
     starts = list(range(0, n, rows))
     if metric in ("euclidean", "sqeuclidean"):
         sq = xp.vecdot(X, X, axis=-1)
@@ -156,7 +154,7 @@ def _prepared(B: Any, metric: str, xp: Any) -> Any:
 
 
 @on_input_device
-def silhouette_samples(X: Any, labels: Any, *, metric: str = "euclidean", working_memory: int | None = None) -> Any:
+def silhouette_samples(X: Any, labels: Any, *, metric: str = "euclidean", working_memory: float | None = None) -> Any:
     """Silhouette coefficient of every sample (scikit-learn's ``silhouette_samples``).
 
     ``s_i = (b_i − a_i) / max(a_i, b_i)``: ``a_i`` is the mean distance from i to the other
@@ -172,9 +170,10 @@ def silhouette_samples(X: Any, labels: Any, *, metric: str = "euclidean", workin
         number of distinct labels must be between 2 and n − 1.
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "precomputed"}
         As :func:`gpuknn.pairwise_distances` defines them.
-    working_memory : int, optional
-        Bytes for the distance tiles and the two blocks of X each tile prepares (default
-        :func:`gpuknn._backend.default_working_memory`: 256 MiB on the host).
+    working_memory : float, optional
+        MiB (as in scikit-learn) for the distance tiles and the two blocks of X each tile
+        prepares (default :func:`gpuknn._backend.default_working_memory`: 256 MiB on the
+        host).
 
     Returns
     -------
@@ -215,7 +214,7 @@ def silhouette_score(
     metric: str = "euclidean",
     sample_size: int | None = None,
     random_state: Any = None,
-    working_memory: int | None = None,
+    working_memory: float | None = None,
 ) -> float:
     """Mean silhouette coefficient over all samples (scikit-learn's ``silhouette_score``).
 
@@ -230,8 +229,8 @@ def silhouette_score(
         one scikit-learn draws for the same integer seed; labels are counted on it.
     random_state : int, numpy RandomState or Generator, or None
         Seed of the subset (only used with ``sample_size``).
-    working_memory : int, optional
-        Bytes for the distance tiles.
+    working_memory : float, optional
+        MiB for the distance tiles, as for :func:`silhouette_samples`.
 
     Returns
     -------

@@ -88,7 +88,8 @@ def fold_k_scores(
 
     ``magnitude``: ``max |X|`` of rows the caller has validated (:func:`gpuknn.ops.limits.check_values`,
     as :func:`cross_validate_k` does once for the whole X); then nothing is checked or
-    scanned again in the fold. Without it the rows are checked here.
+    scanned again in the fold. Without it the rows are checked here. ``working_memory``:
+    MiB, as for :func:`gpuknn.kneighbors`.
     """
     xp = array_namespace(X_train)
     if magnitude is None:
@@ -230,7 +231,7 @@ def cross_validate_k(
     metric: str = "euclidean",
     weights: Sequence[str] = ("uniform",),
     scoring: Sequence[str] | dict = ("accuracy",),
-    working_memory: int | None = None,
+    working_memory: float | None = None,
     client: Any = None,
 ) -> SweepTable:
     """Cross-validated scores of kNN for every k in ``ks`` from one neighbour search per fold.
@@ -249,7 +250,7 @@ def cross_validate_k(
         every worker (``broadcast=True``), each task searches and scores its fold there, and
         the table is the single-process one (rows in fold order). A worker that dies is
         replaced and its fold rerun (see :mod:`gpuknn.distributed.runner`). A
-        ``working_memory`` of None is resolved on the client (``$GPUKNN_WORKING_MEMORY``,
+        ``working_memory`` (MiB) of None is resolved on the client (``$GPUKNN_WORKING_MEMORY``,
         else 256 MiB), never by a worker; give it for GPU workers.
 
     Returns
@@ -322,7 +323,7 @@ def cross_validate_kp(
     scoring: Sequence[str] | dict = ("accuracy",),
     pca_solver: str = "eigh",
     random_state: Any = None,
-    working_memory: int | None = None,
+    working_memory: float | None = None,
     client: Any = None,
 ) -> SweepTable:
     """Cross-validated scores for every (p, k): PCA to p components, then kNN.

@@ -53,8 +53,8 @@ def get_runner(client: Any) -> Any:
 
 
 def task_working_memory(runner: Any, working_memory: Any) -> Any:
-    """The ``working_memory`` the tasks get: as given here; on a cluster, resolved now, on
-    the client -- the argument, else ``$GPUKNN_WORKING_MEMORY``, else 256 MiB -- as
+    """The ``working_memory`` (MiB) the tasks get: as given here; on a cluster, resolved
+    now, on the client -- the argument, else ``$GPUKNN_WORKING_MEMORY``, else 256 MiB -- as
     :func:`gpuknn.distributed.kneighbors` does. A worker never picks its own default: "half
     the free GPU memory" is wrong on a worker that also holds the scattered data and a
     memory pool."""
@@ -63,5 +63,6 @@ def task_working_memory(runner: Any, working_memory: Any) -> Any:
     import numpy as np  # noqa: PLC0415
 
     from .._backend import default_working_memory  # noqa: PLC0415
+    from ..ops.limits import to_mib  # noqa: PLC0415
 
-    return default_working_memory(np)
+    return to_mib(default_working_memory(np))

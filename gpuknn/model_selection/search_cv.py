@@ -195,8 +195,8 @@ class KNeighborsClassifierCV(_SearchCV):
         Macro-F1 averages over every class of y (scikit-learn: the classes in the fold).
     random_state : int, Generator or None
         With an int ``cv``: shuffle the stratified folds with this seed.
-    working_memory : int, optional
-        Byte budget of a distance tile (:func:`gpuknn.kneighbors`).
+    working_memory : float, optional
+        MiB for the distance tiles (:func:`gpuknn.kneighbors`).
 
     Attributes
     ----------
@@ -241,7 +241,7 @@ class KNeighborsClassifierCV(_SearchCV):
         cv: Any = 5,
         scoring: str = "accuracy",
         random_state: Any = None,
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.weights = weights
@@ -362,7 +362,7 @@ class PCAKNeighborsClassifierCV(_SearchCV):
         cv: Any = 5,
         scoring: str = "accuracy",
         random_state: Any = None,
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.n_components = n_components
         self.n_neighbors = n_neighbors

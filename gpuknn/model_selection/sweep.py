@@ -173,7 +173,7 @@ def score_votes(
 
 
 def neighbors_for_k_sweep(
-    X_train: Any, X_test: Any, k_max: int, *, metric: str, working_memory: int | None = None
+    X_train: Any, X_test: Any, k_max: int, *, metric: str, working_memory: float | None = None
 ) -> tuple[Any, Any]:
     """``(distances, indices)`` of the ``k_max`` nearest training rows of each test row."""
     return kneighbors(X_test, X_train, k_max, metric=metric, working_memory=working_memory)

@@ -153,8 +153,8 @@ class CDNNClassifier(NeighborsClassifierMixin, NeighborsBase):
         :mod:`gpuknn.neighbors._cdnn`.
     algorithm : {"auto", "brute", "kd_tree"}
         Neighbour search (see :class:`KNeighborsClassifier`).
-    working_memory : int, optional
-        Byte budget of a distance tile.
+    working_memory : float, optional
+        MiB for the distance tiles (see :func:`gpuknn.kneighbors`).
 
     Notes
     -----
@@ -176,7 +176,7 @@ class CDNNClassifier(NeighborsClassifierMixin, NeighborsBase):
         *,
         metric: str = "euclidean",
         algorithm: str = "auto",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.metric = metric
@@ -239,7 +239,7 @@ class ECDNNClassifier(CDNNClassifier):
         n_confident: int | None = 2,
         metric: str = "euclidean",
         algorithm: str = "auto",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         super().__init__(n_neighbors, metric=metric, algorithm=algorithm, working_memory=working_memory)
         self.n_confident = n_confident

@@ -38,8 +38,8 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         SciPy's ``cKDTree`` (NumPy input, euclidean/sqeuclidean only). ``"auto"``: kd_tree
         when the input is NumPy, the metric euclidean or sqeuclidean and ``d <= 15``, else
         brute (see :mod:`gpuknn.ops.kdtree`). Both give the same neighbours and tie rule.
-    working_memory : int, optional
-        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`); with dask data, of
+    working_memory : float, optional
+        MiB for the distance tiles (see :func:`gpuknn.kneighbors`); with dask data, for
         each task (see :func:`gpuknn.distributed.kneighbors`).
 
     Attributes
@@ -79,7 +79,7 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         metric: str = "euclidean",
         weights: str = "uniform",
         algorithm: str = "auto",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.metric = metric
@@ -154,8 +154,8 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
         ``"brute"``: masked distance tiles (any namespace). ``"kd_tree"``: SciPy
         ``cKDTree.sparse_distance_matrix`` (NumPy, euclidean/sqeuclidean). ``"auto"``:
         kd_tree when NumPy, euclidean family and ``d <= 15``.
-    working_memory : int, optional
-        Byte budget of one distance tile (brute).
+    working_memory : float, optional
+        MiB for one block of distance tiles (brute).
 
     Notes
     -----
@@ -180,7 +180,7 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
         weights: str = "uniform",
         outlier_label: Any = None,
         algorithm: str = "auto",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.radius = radius
         self.metric = metric

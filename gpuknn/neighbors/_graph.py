@@ -34,8 +34,8 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, K
         ``"connectivity"`` stores ``n_neighbors`` (scikit-learn's convention).
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
     algorithm : {"auto", "brute", "kd_tree"}
-    working_memory : int, optional
-        Byte budget of the search tiles.
+    working_memory : float, optional
+        MiB for the search tiles (see :func:`gpuknn.kneighbors`).
 
     Dask training data (``fit`` on a dask array) stays lazy; ``transform`` searches it with
     :func:`gpuknn.distributed.kneighbors` and returns the computed sparse graph (see
@@ -72,7 +72,7 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, K
         n_neighbors: int = 5,
         metric: str = "euclidean",
         algorithm: str = "auto",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.mode = mode
         self.n_neighbors = n_neighbors

@@ -100,8 +100,8 @@ class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
     algorithm : {"auto", "brute", "kd_tree"}
         As :class:`~gpuknn.KNeighborsClassifier`'s; the same neighbours either way.
-    working_memory : int, optional
-        Byte budget of a distance tile (see :func:`gpuknn.kneighbors`); with dask data, of
+    working_memory : float, optional
+        MiB for the distance tiles (see :func:`gpuknn.kneighbors`); with dask data, for
         each task (:func:`gpuknn.distributed.kneighbors`).
 
     Attributes
@@ -134,7 +134,7 @@ class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
         weights: Any = "uniform",
         metric: str = "euclidean",
         algorithm: str = "auto",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.weights = weights
@@ -185,8 +185,8 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
     algorithm : {"auto", "brute", "kd_tree"}
         ``"brute"``: masked distance tiles (any namespace). ``"kd_tree"``: SciPy ``cKDTree``
         (NumPy, euclidean family). ``"auto"``: kd_tree for NumPy, euclidean family, d <= 15.
-    working_memory : int, optional
-        Bytes for one block of queries: about ten float64 (rows, n_train) tiles. Default
+    working_memory : float, optional
+        MiB for one block of queries: about ten float64 (rows, n_train) tiles. Default
         :func:`gpuknn._backend.default_working_memory`.
 
     Attributes
@@ -219,7 +219,7 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
         weights: Any = "uniform",
         metric: str = "euclidean",
         algorithm: str = "auto",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.radius = radius
         self.weights = weights

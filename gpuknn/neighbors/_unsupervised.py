@@ -35,8 +35,8 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
     algorithm : {"auto", "brute", "kd_tree"}
         As in :class:`~gpuknn.KNeighborsClassifier`; same answers either way.
-    working_memory : int, optional
-        Byte budget of the search tiles (see :func:`gpuknn.kneighbors`); with dask data, of
+    working_memory : float, optional
+        MiB for the search tiles (see :func:`gpuknn.kneighbors`); with dask data, for
         each task (:func:`gpuknn.distributed.kneighbors`).
 
     Attributes
@@ -80,7 +80,7 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
         *,
         metric: str = "euclidean",
         algorithm: str = "auto",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.radius = radius

@@ -24,15 +24,14 @@ pass over the tile is needed before selection.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .._backend import array_namespace, default_working_memory, validate_matrix
+from .._backend import array_namespace, validate_matrix
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .limits import check_magnitude
+from .limits import check_magnitude, check_working_memory
 
 __all__ = [
     "METRICS",
@@ -197,29 +196,47 @@ def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean") -> A
 
 @on_input_device
 def pairwise_distances_chunked(
-    X: Any, Y: Any = None, *, metric: str = "euclidean", working_memory: int | None = None
+    X: Any, Y: Any = None, *, metric: str = "euclidean", working_memory: float | None = None
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(start_row, D_block)`` row blocks of the X-Y distance matrix.
 
-    Each block has shape ``(rows, n_y)``. ``working_memory`` (default
-    :func:`gpuknn._backend.default_working_memory`) bounds everything the walk holds: the
-    prepared rows of Y (one copy, made once), and per block the prepared rows of X's block,
-    the block and one temporary of its size -- at least one row whatever the budget. Each
-    block is one GEMM.
+    Each block has shape ``(rows, n_y)`` and is one GEMM.
+
+    Parameters
+    ----------
+    X : array of shape (n_x, d)
+    Y : array of shape (n_y, d), optional
+        Default X (the diagonal is then exactly 0).
+    metric : str
+        One of :data:`METRICS`.
+    working_memory : float, optional
+        MiB (as in scikit-learn; fractions allowed) for everything the walk holds: the
+        prepared rows of Y (one copy, made once), and per block the prepared rows of X's
+        block, the block and one temporary of its size -- at least one row whatever the
+        budget. Default :func:`gpuknn._backend.default_working_memory` (256 MiB on the host,
+        env ``GPUKNN_WORKING_MEMORY``).
+
+    Raises
+    ------
+    InvalidInputError
+        Bad input (as :func:`pairwise_distances`), unknown metric, or a ``working_memory``
+        that is not a positive number of MiB (raised at the first block).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.arange(6.0).reshape(3, 2)
+    >>> [(s, D.shape) for s, D in pairwise_distances_chunked(X, working_memory=1)]
+    [(0, (3, 3))]
     """
     check_metric(metric)
     X, Yv, xp = validate_pair(X, X if Y is None else Y, names=("X", "Y"))
-    if working_memory is not None and (
-        isinstance(working_memory, bool)
-        or not isinstance(working_memory, (int, float))
-        or not (math.isfinite(working_memory) and working_memory > 0)
-    ):
-        raise InvalidInputError(f"working_memory must be a positive number of bytes, got {working_memory!r}")
+    budget = None if working_memory is None else check_working_memory(working_memory, xp)  # bytes
     rp = prepare_rows(Yv, metric, role="reference")
-    if working_memory is None:
-        working_memory = default_working_memory(xp)
+    if budget is None:
+        budget = check_working_memory(None, xp)
     itemsize = 8 if X.dtype == xp.float64 else 4
-    left = int(working_memory) - rp.rows.shape[0] * rp.rows.shape[1] * itemsize
+    left = budget - rp.rows.shape[0] * rp.rows.shape[1] * itemsize
     per_row = (Yv.shape[0] * 2 + X.shape[1] + 2) * itemsize
     rows = max(1, min(X.shape[0], left // per_row))
     RT = rp.rows.T

@@ -152,7 +152,7 @@ def neighbors(
     *,
     metric: str = "euclidean",
     algorithm: str = "auto",
-    working_memory: int | None = None,
+    working_memory: float | None = None,
     tree: Any = None,
     names: tuple[str, str] = ("Q", "R"),
     magnitude: float | None = None,

@@ -133,7 +133,7 @@ def kneighbors(
     k: int,
     *,
     metric: str = "euclidean",
-    working_memory: int | None = None,
+    working_memory: float | None = None,
     return_distance: bool = True,
 ):
     """Exact k nearest references of every query, tiled under a memory budget.
@@ -149,11 +149,12 @@ def kneighbors(
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
         See :mod:`gpuknn.ops.exact`. For ``"inner"`` the returned "distances" are the
         inner products, sorted from largest (closest) to smallest.
-    working_memory : int, optional
-        Bytes for the prepared query chunk, the prepared reference block, the score tile
-        with its selection scratch and the exact pass. Default: half the free GPU memory
-        under CuPy, 256 MiB on the host (env ``GPUKNN_WORKING_MEMORY`` replaces the host
-        default and caps the GPU's: processes sharing one GPU). On the
+    working_memory : float, optional
+        MiB (as in scikit-learn; fractions allowed) for the prepared query chunk, the
+        prepared reference block, the score tile with its selection scratch and the exact
+        pass. Default: half the free GPU memory under CuPy, 256 MiB on the host (env
+        ``GPUKNN_WORKING_MEMORY``, in MiB, replaces the host default and caps the GPU's:
+        processes sharing one GPU). On the
         host the score tile (scores alone) is further capped at a cache-friendly 18 MiB.
     return_distance : bool
         Return ``(distances, indices)`` (default) or only ``indices``.
@@ -243,11 +244,13 @@ def search(
     k: int,
     *,
     metric: str = "euclidean",
-    working_memory: int | None = None,
+    working_memory: float | None = None,
     labels: Any = None,
     names: tuple[str, str] = ("Q", "R"),
 ) -> Neighbors:
     """:func:`kneighbors` returning a :class:`Neighbors` (for exact decisions downstream).
+
+    ``working_memory``: MiB, as for :func:`kneighbors` (converted to bytes here, once).
 
     ``labels`` (one int label per reference): the caller reads only the neighbours' labels
     and certified distances (votes), so neighbours of one label may stay in tile order
@@ -330,7 +333,8 @@ def kneighbors_keys(
     exact one always; ``err`` (n_queries,) bounds ``|key - exact key|`` of the entries
     whose order the tile settled (:mod:`gpuknn.ops.groups`; float32 input), 0 where every
     key is exact: float64 input (exact keys cost little beside its float64 or screened
-    tiles), and every row with ``exact_all``.
+    tiles), and every row with ``exact_all``. ``working_memory`` here is in **bytes** (from
+    :func:`gpuknn.ops.limits.check_working_memory`), not the public MiB.
     """
     xp = array_namespace(Q)
     n_q, n_ref = Q.shape[0], ref.shape[0]

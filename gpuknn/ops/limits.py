@@ -1,7 +1,9 @@
 """What a search can take: the working-memory budget and the magnitude of the input.
 
-* :func:`check_working_memory` reads the ``working_memory`` argument (bytes; None: the
-  namespace's default), :func:`raise_to_minimum` lifts a budget below one row of tiles to
+* :func:`check_working_memory` turns the public ``working_memory`` argument (MiB, as in
+  scikit-learn; None: the namespace's default) into the byte budget the engine plans with,
+  once, at the public boundary; :func:`to_mib` turns such a budget back into the argument
+  (exactly). :func:`raise_to_minimum` lifts a budget below one row of tiles to
   that row (with a :class:`~gpuknn.errors.WorkingMemoryWarning`), and :func:`warn_many_tiles`
   says when a budget splits a search into so many tiles that their overhead dominates.
 * :func:`check_values` is the one value check of a search's input: NaN or infinity, and
@@ -13,6 +15,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Any
 
@@ -29,21 +32,59 @@ __all__ = [
     "check_magnitude",
 ]
 
+MIB = 1 << 20  # bytes in one MiB, the unit of every public ``working_memory``
+
 
 def check_working_memory(working_memory: Any, xp: Any) -> int:
+    """The byte budget of a public ``working_memory`` argument, given in MiB.
+
+    Parameters
+    ----------
+    working_memory : float or None
+        MiB, a positive int or float (fractions of a MiB are fine: ``0.5`` is 512 KiB).
+        None: :func:`gpuknn._backend.default_working_memory` of ``xp``.
+    xp : array namespace
+        Whose default None stands for (unused otherwise).
+
+    Returns
+    -------
+    int
+        Bytes, at least 1 (``working_memory * 2**20``, rounded down).
+
+    Raises
+    ------
+    InvalidInputError
+        Not a positive, finite real number (bools refused).
+
+    Examples
+    --------
+    >>> check_working_memory(256, None), check_working_memory(0.5, None)
+    (268435456, 524288)
+    """
     if working_memory is None:
         return default_working_memory(xp)
     if (
         isinstance(working_memory, bool)
-        or not isinstance(working_memory, (int, float))
+        or not isinstance(working_memory, numbers.Real)  # Python and NumPy ints and floats
         or not (math.isfinite(working_memory) and working_memory > 0)
     ):
-        raise InvalidInputError(f"working_memory must be a positive number of bytes, got {working_memory!r}")
-    return int(working_memory)
+        raise InvalidInputError(f"working_memory must be a positive number of MiB, got {working_memory!r}")
+    return max(1, int(float(working_memory) * MIB))
+
+
+def to_mib(budget: int) -> float:
+    """The ``working_memory`` argument (MiB) of a byte budget: exact, so that
+    ``check_working_memory(to_mib(b), xp) == b`` for every budget below 2**53 bytes."""
+    return budget / MIB
+
+
+def _mib(budget: int) -> str:
+    """A byte budget as a message shows it: MiB, with the bytes when under one MiB."""
+    return f"{budget / MIB:.4g} MiB" + (f" ({budget} bytes)" if budget < MIB else "")
 
 
 def minimum_working_memory(n_queries: int, kk: int, row_width: int) -> int:
-    """Smallest ``working_memory`` holding one row of tiles: one prepared query row and
+    """Smallest budget, in bytes, holding one row of tiles: one prepared query row and
     reference row and one score element, float64, with its selection scratch
     (:func:`plan_tiles` gives a quarter of its budget to the prepared rows and half to the
     tile; the search gives it three quarters of its own). Blocks may be narrower than
@@ -54,18 +95,20 @@ def minimum_working_memory(n_queries: int, kk: int, row_width: int) -> int:
     return -(-4 * plan_budget // 3)
 
 
-def raise_to_minimum(working_memory: int, n_queries: int, kk: int, row_width: int) -> int:
+def raise_to_minimum(budget: int, n_queries: int, kk: int, row_width: int) -> int:
+    """``budget`` (bytes, from :func:`check_working_memory`), raised with a warning (in MiB,
+    the unit of ``working_memory``) to :func:`minimum_working_memory` when below it."""
     low = minimum_working_memory(n_queries, kk, row_width)
-    if working_memory < low:
+    if budget < low:
         warnings.warn(
-            f"working_memory={working_memory} bytes is too small for one row of tiles "
+            f"working_memory={_mib(budget)} is too small for one row of tiles "
             f"({n_queries} queries, {kk} candidates, rows of width {row_width}); using the "
-            f"minimum, {low} bytes",
+            f"minimum, {_mib(low)}",
             WorkingMemoryWarning,
             stacklevel=4,
         )
         return low
-    return working_memory
+    return budget
 
 
 # Tiles beyond which a search is dominated by per-tile overhead (a 10 KiB budget made a
@@ -73,11 +116,12 @@ def raise_to_minimum(working_memory: int, n_queries: int, kk: int, row_width: in
 _MANY_TILES = 20_000
 
 
-def warn_many_tiles(plan: TilePlan, n_q: int, n_ref: int, working_memory: int) -> None:
+def warn_many_tiles(plan: TilePlan, n_q: int, n_ref: int, budget: int) -> None:
+    """Warn when ``plan`` (made for ``budget`` bytes) has more than ``_MANY_TILES`` tiles."""
     n_tiles = -(-n_q // plan.rows) * -(-n_ref // plan.cols)
     if n_tiles > _MANY_TILES:
         warnings.warn(
-            f"working_memory={working_memory} bytes splits this {n_q} x {n_ref} search into "
+            f"working_memory={_mib(budget)} splits this {n_q} x {n_ref} search into "
             f"{n_tiles} tiles of {plan.rows} x {plan.cols} scores: expect it to be slow (the "
             f"default, None, is {_CPU_HINT})",
             WorkingMemoryWarning,

@@ -66,7 +66,7 @@ def kneighbors_partial(
     *,
     offset: int = 0,
     metric: str = "euclidean",
-    working_memory: int | None = None,
+    working_memory: float | None = None,
 ) -> PartialNeighbors:
     """Search one shard of the references: its k best, with global indices.
 

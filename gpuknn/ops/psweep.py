@@ -16,7 +16,6 @@ from typing import Any
 
 from .._backend import (
     array_namespace,
-    default_working_memory,
     device_of,
     is_out_of_memory,
     preferred_tile_bytes,
@@ -29,6 +28,7 @@ from .exact import exact_keys, keys_to_distances, row_stats
 from .gram import prefix_bound, prefix_reference, prefix_stats, score_from_gram
 from .groups import rerank_groups
 from .kneighbors import candidate_margin
+from .limits import check_working_memory
 from .rerank import KEY_MAX, collect_top, rerank, take_stats
 from .rows import replace_rows
 from .search import round_down
@@ -52,7 +52,7 @@ def neighbors_for_p_sweep(
     k_max: int,
     *,
     metric: str,
-    working_memory: int | None = None,
+    working_memory: float | None = None,
     on_tile: Callable[[int, int], None] | None = None,
     return_keys: bool = False,
     references: Sequence[Any] | None = None,
@@ -69,8 +69,9 @@ def neighbors_for_p_sweep(
     k_max : int
     metric : str
         As for :func:`gpuknn.kneighbors`, applied to the first p columns.
-    working_memory : int, optional
-        Budget for the Gram and score tiles together.
+    working_memory : float, optional
+        MiB for the Gram and score tiles together (as for :func:`gpuknn.kneighbors`;
+        default :func:`gpuknn._backend.default_working_memory`).
     on_tile : callable(done_rows, total_rows), optional
         Progress callback after each query tile.
     return_keys : bool
@@ -111,10 +112,9 @@ def neighbors_for_p_sweep(
     ps = check_grid(ps, name="p", upper=p_max)
     if not 1 <= k_max <= n_tr:
         raise InvalidInputError(f"k_max must be in [1, {n_tr}], got {k_max}")
-    if working_memory is None:
-        working_memory = default_working_memory(xp)
+    budget = check_working_memory(working_memory, xp)  # bytes
     itemsize = 8 if Z_train.dtype == xp.float64 else 4
-    rows = max(1, min(Z_test.shape[0], int(working_memory) // (n_tr * (2 * itemsize + 2))))
+    rows = max(1, min(Z_test.shape[0], budget // (n_tr * (2 * itemsize + 2))))
     # Reference blocks: a cache-sized Gram/score tile on the host, whole rows on a GPU.
     cap = preferred_tile_bytes(xp)
     cols = n_tr if cap is None else max(1, min(n_tr, cap // (rows * itemsize)))

@@ -17,7 +17,8 @@ keys. Three shapes of the one rule:
   (:func:`gpuknn.ops.votes.exact_winner`).
 
 So every backend, tiling and algorithm gives the same members. :func:`radius_rows` is the
-one block budget: query rows per block under ``working_memory``.
+one block budget: query rows per block under a budget in bytes (the public
+``working_memory``, in MiB, through :func:`gpuknn.ops.limits.check_working_memory`).
 """
 
 from __future__ import annotations
@@ -64,10 +65,10 @@ def radius_key(radius: float, metric: str) -> float:
     return 1.0 - radius
 
 
-def radius_rows(n_queries: int, n_ref: int, working_memory: int) -> int:
+def radius_rows(n_queries: int, n_ref: int, budget: int) -> int:
     """Query rows per dense radius block: about ten float64 ``(rows, n_ref)`` tiles in
-    ``working_memory`` bytes, at least one row."""
-    return max(1, min(n_queries, int(working_memory) // max(1, n_ref * _BYTES_PER_PAIR)))
+    ``budget`` **bytes**, at least one row."""
+    return max(1, min(n_queries, int(budget) // max(1, n_ref * _BYTES_PER_PAIR)))
 
 
 class RadiusTile(NamedTuple):

@@ -14,7 +14,8 @@ centred on the reference mean first, so a large common offset costs no digits.
   threshold -- the second pass for rows the certificate could not settle.
 
 Prepared query chunk, prepared reference block (with its float64 preparation) and score
-tile (selection scratch included) stay under ``working_memory`` (:func:`plan_tiles`).
+tile (selection scratch included) stay under a budget in bytes (:func:`plan_tiles`; the
+public ``working_memory``, in MiB, becomes bytes in :func:`gpuknn.ops.limits.check_working_memory`).
 """
 
 from __future__ import annotations
@@ -63,16 +64,16 @@ def plan_tiles(
     n_ref: int,
     row_width: int,
     itemsize: int,
-    working_memory: int,
+    budget: int,
     *,
     tile_bytes: int | None = None,
     score_itemsize: int | None = None,
 ) -> TilePlan:
-    """Tile plan whose buffers fit in ``working_memory`` bytes.
+    """Tile plan whose buffers fit in ``budget`` **bytes**.
 
     ``chunk·row_width·itemsize`` (prepared queries) + ``cols·row_width·itemsize`` (prepared
     reference block) + ``rows·cols·(itemsize + scratch)`` (score tile and selection scratch)
-    stays within ``working_memory`` whenever one row of each fits. ``tile_bytes`` caps the
+    stays within ``budget`` whenever one row of each fits. ``tile_bytes`` caps the
     score tile itself, ``rows·cols·itemsize``, further (the host prefers cache-sized tiles,
     see :func:`gpuknn._backend.preferred_tile_bytes`). ``score_itemsize`` is the score
     tile's element size when it differs from the rows' (float64 rows screened in float32).
@@ -85,7 +86,7 @@ def plan_tiles(
     row_bytes = max(1, row_width * itemsize)
     itemsize = itemsize if score_itemsize is None else score_itemsize
     per = itemsize + _scratch_per_element(itemsize)
-    budget = max(int(working_memory), 1)
+    budget = max(int(budget), 1)
     tile_budget = budget // 2
     cap = tile_budget if tile_bytes is None else int(tile_bytes)
     quarter = budget // 4

@@ -162,7 +162,7 @@ def _dict_strategy(strategy: dict, lab: Labels, sampling_type: str) -> dict[int,
 
 
 def self_neighbors(
-    X: Any, k: int, *, rows: Any = None, metric: str = "euclidean", working_memory: int | None = None
+    X: Any, k: int, *, rows: Any = None, metric: str = "euclidean", working_memory: float | None = None
 ) -> Any:
     """Indices (m, k) of the k nearest *other* samples of X for each query row.
 

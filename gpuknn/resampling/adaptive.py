@@ -18,6 +18,7 @@ from numpy.random import default_rng
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
+from ..ops.limits import check_working_memory
 from ._base import BaseSampler, Labels, gather, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
@@ -30,7 +31,7 @@ def _check_metric_args(self: Any) -> None:
     if not isinstance(self.metric, str):
         raise InvalidInputError(f"metric must be a string, got {self.metric!r}")
     if self.working_memory is not None:
-        check_int(self.working_memory, name="working_memory", low=1)
+        check_working_memory(self.working_memory, None)  # refuses all but a positive number of MiB
 
 
 class ADASYN(BaseSampler):
@@ -53,7 +54,7 @@ class ADASYN(BaseSampler):
         Used for the weights (whole data) and for the interpolation (the class only): each
         over-sampled class needs at least ``n_neighbors + 1`` samples.
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -101,7 +102,7 @@ class ADASYN(BaseSampler):
         random_state: Any = None,
         n_neighbors: int = 5,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -179,7 +180,7 @@ class BorderlineSMOTE(BaseSampler):
         Neighbours deciding the danger; needs ``m_neighbors + 1`` samples in all.
     kind : {"borderline-1", "borderline-2"}, default "borderline-1"
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -227,7 +228,7 @@ class BorderlineSMOTE(BaseSampler):
         m_neighbors: int = 10,
         kind: str = "borderline-1",
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state

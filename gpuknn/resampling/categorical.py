@@ -23,10 +23,13 @@ from numpy.random import default_rng
 from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..base import clone
 from ..errors import InvalidInputError
+from ..ops.limits import check_working_memory
 from ._base import BaseSampler, Labels, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
 __all__ = ["SMOTENC", "SMOTEN"]
+
+_SMOTEN_MIB = 1024  # SMOTEN's default working_memory, MiB
 
 
 def _categories(X_cat: np.ndarray, encoder: Any, name: str) -> list[np.ndarray]:
@@ -83,8 +86,8 @@ class SMOTENC(BaseSampler):
         Seeds :func:`numpy.random.default_rng`, once per class and once more per class for the
         tie-breaks (see the module notes).
     k_neighbors : int, default 5
-    working_memory : int or None
-        Passed to :func:`gpuknn.kneighbors`.
+    working_memory : float or None
+        MiB, passed to :func:`gpuknn.kneighbors`.
 
     Attributes
     ----------
@@ -126,7 +129,7 @@ class SMOTENC(BaseSampler):
         sampling_strategy: Any = "auto",
         random_state: Any = None,
         k_neighbors: int = 5,
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.categorical_features = categorical_features
         self.categorical_encoder = categorical_encoder
@@ -243,7 +246,7 @@ class SMOTEN(BaseSampler):
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng` once per class (see the module notes).
     k_neighbors : int, default 5
-    working_memory : int or None
+    working_memory : float or None
         Rows of the class distance matrix computed at once are bounded to about this many MiB
         (default 1024).
 
@@ -285,7 +288,7 @@ class SMOTEN(BaseSampler):
         sampling_strategy: Any = "auto",
         random_state: Any = None,
         k_neighbors: int = 5,
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -294,7 +297,8 @@ class SMOTEN(BaseSampler):
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
         k = check_int(self.k_neighbors, name="k_neighbors", low=1)
-        mem = 1024 if self.working_memory is None else check_int(self.working_memory, name="working_memory", low=1)
+        # bytes; SMOTEN's own default is 1024 MiB
+        budget = _SMOTEN_MIB << 20 if self.working_memory is None else check_working_memory(self.working_memory, xp)
         check_class_sizes(self._strategy, lab, k, f"SMOTEN with k_neighbors={k}")
         dev = device_of(X)
         X_h = to_numpy(X)
@@ -321,7 +325,7 @@ class SMOTEN(BaseSampler):
             n_c = members.shape[0]
             cc = codes[members]
             cc_x = from_numpy(cc, xp, device=dev)
-            chunk = max(1, (mem * 2**20) // (16 * n_c))
+            chunk = max(1, budget // (16 * n_c))
             parts = []
             for s in range(0, n_c, chunk):
                 q = cc_x[s : min(s + chunk, n_c), :]

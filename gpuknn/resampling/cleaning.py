@@ -25,7 +25,7 @@ def _check_k(k: Any, name: str = "n_neighbors") -> int:
 
 
 def tomek_keep(
-    X: Any, codes: np.ndarray, clean: np.ndarray, *, metric: str = "euclidean", working_memory: int | None = None
+    X: Any, codes: np.ndarray, clean: np.ndarray, *, metric: str = "euclidean", working_memory: float | None = None
 ) -> np.ndarray:
     """Host bool mask (n,): False for members of a Tomek link whose class is in ``clean``.
 
@@ -53,7 +53,7 @@ def enn_keep(
     n_neighbors: int = 3,
     kind_sel: str = "all",
     metric: str = "euclidean",
-    working_memory: int | None = None,
+    working_memory: float | None = None,
 ) -> np.ndarray:
     """Host bool mask (n,) of samples kept by Wilson's editing (only ``clean`` classes edited).
 
@@ -105,7 +105,7 @@ class TomekLinks(_NeighbourCleaner):
         Classes whose link members are removed; ``"auto"`` = all but the minority (so the
         majority member of each minority–majority link goes), ``"all"`` = both members.
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -126,7 +126,7 @@ class TomekLinks(_NeighbourCleaner):
     """
 
     def __init__(
-        self, *, sampling_strategy: Any = "auto", metric: str = "euclidean", working_memory: int | None = None
+        self, *, sampling_strategy: Any = "auto", metric: str = "euclidean", working_memory: float | None = None
     ):
         self.sampling_strategy = sampling_strategy
         self.metric = metric
@@ -151,7 +151,7 @@ class EditedNearestNeighbours(_NeighbourCleaner):
         the neighbours' majority vote (ties -> lowest class, as ``scipy.stats.mode``) is its
         class.
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -181,7 +181,7 @@ class EditedNearestNeighbours(_NeighbourCleaner):
         n_neighbors: int = 3,
         kind_sel: str = "all",
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
@@ -225,7 +225,7 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
     n_neighbors : int, default 3
     threshold_cleaning : float > 0, default 0.5
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -252,7 +252,7 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
         n_neighbors: int = 3,
         threshold_cleaning: float = 0.5,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors

@@ -83,7 +83,7 @@ class CondensedNearestNeighbour(_SeededCondenser):
     block_size : int, default 512
         Candidates per batched neighbour search (speed only; results do not depend on it).
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -121,7 +121,7 @@ class CondensedNearestNeighbour(_SeededCondenser):
         max_passes: int | None = 1,
         block_size: int = 512,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -221,7 +221,7 @@ class OneSidedSelection(_SeededCondenser):
     n_neighbors : int or None, default None (= 1)
     n_seeds_S : int, default 1
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -253,7 +253,7 @@ class OneSidedSelection(_SeededCondenser):
         n_neighbors: int | None = None,
         n_seeds_S: int = 1,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state

@@ -58,7 +58,7 @@ def knn_positive_scores(
     scorers: Sequence[KNNScorer],
     *,
     metric: str = "euclidean",
-    working_memory: int | None = None,
+    working_memory: float | None = None,
 ) -> list[Any]:
     """Positive-class scores of the test rows for each scorer, from one neighbour search.
 
@@ -71,7 +71,7 @@ def knn_positive_scores(
     scorers : sequence of KNNScorer
         k larger than n is clipped to n.
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Returns
     -------
@@ -152,7 +152,7 @@ def cross_validate_resampled(
     pos_label: Any = None,
     combine: bool = True,
     metric: str = "euclidean",
-    working_memory: int | None = None,
+    working_memory: float | None = None,
     random_state: Any = None,
     callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
 ) -> ResampledCVResult:

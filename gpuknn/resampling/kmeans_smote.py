@@ -20,6 +20,7 @@ from ..base import BaseEstimator, clone
 from ..cluster import KMeans
 from ..errors import InvalidInputError
 from ..ops.distance import pairwise_distances_chunked
+from ..ops.limits import check_working_memory
 from ._base import BaseSampler, Labels, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
@@ -71,7 +72,8 @@ class KMeansSMOTE(BaseSampler):
         members of ``c`` in the cluster (imbalanced-learn's formula; the paper uses the number
         of features).
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors` (the sparsity is always Euclidean).
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB; the sparsity is
+        always Euclidean).
 
     Attributes
     ----------
@@ -129,7 +131,7 @@ class KMeansSMOTE(BaseSampler):
         cluster_balance_threshold: Any = "auto",
         density_exponent: Any = "auto",
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -181,7 +183,7 @@ class KMeansSMOTE(BaseSampler):
         if not isinstance(self.metric, str):
             raise InvalidInputError(f"metric must be a string, got {self.metric!r}")
         if self.working_memory is not None:
-            check_int(self.working_memory, name="working_memory", low=1)
+            check_working_memory(self.working_memory, None)  # refuses all but a positive number of MiB
         threshold = _real_or_auto(self.cluster_balance_threshold, "cluster_balance_threshold")
         exponent = _real_or_auto(self.density_exponent, "density_exponent")
         check_class_sizes(self._strategy, lab, k, f"KMeansSMOTE with k_neighbors={k}")

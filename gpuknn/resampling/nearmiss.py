@@ -68,7 +68,8 @@ class NearMiss(BaseSampler):
     n_neighbors_ver3 : int, default 3
         Version 3's short-list size per minority sample (at most each class's size).
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors` (the summed "distances" are that metric's).
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB; the summed
+        "distances" are that metric's).
 
     Attributes
     ----------
@@ -109,7 +110,7 @@ class NearMiss(BaseSampler):
         n_neighbors: int = 3,
         n_neighbors_ver3: int = 3,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.version = version

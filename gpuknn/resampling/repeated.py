@@ -95,7 +95,7 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
     kind_sel : {"all", "mode"}, default "all"
         As in :class:`~gpuknn.resampling.cleaning.EditedNearestNeighbours`.
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -130,7 +130,7 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
         max_iter: int = 100,
         kind_sel: str = "all",
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
@@ -171,7 +171,7 @@ class AllKNN(_RepeatedENN):
     allow_minority : bool, default False
         Do not stop when a class becomes smaller than the minority.
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -199,7 +199,7 @@ class AllKNN(_RepeatedENN):
         kind_sel: str = "all",
         allow_minority: bool = False,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors

@@ -81,7 +81,7 @@ class SMOTE(BaseSampler):
     k_neighbors : int, default 5
         Each over-sampled class needs at least ``k_neighbors + 1`` samples.
     metric, working_memory
-        Passed to :func:`gpuknn.kneighbors`.
+        Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
@@ -122,7 +122,7 @@ class SMOTE(BaseSampler):
         random_state: Any = None,
         k_neighbors: int = 5,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -219,7 +219,7 @@ class SMOTETomek(_SmoteThenClean):
         smote: Any = None,
         tomek: Any = None,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -270,7 +270,7 @@ class SMOTEENN(_SmoteThenClean):
         smote: Any = None,
         enn: Any = None,
         metric: str = "euclidean",
-        working_memory: int | None = None,
+        working_memory: float | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state

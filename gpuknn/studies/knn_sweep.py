@@ -60,7 +60,8 @@ class SweepConfig:
     ``metric`` is one metric or a list of them (CV chooses); ``scoring`` one of
     :data:`SCORINGS`; ``scale`` one of :data:`SCALES`; ``resample`` the name of a
     :mod:`gpuknn.resampling` sampler (default settings, ``random_state=seed`` where it
-    takes one) or None. The grids default to the Fashion-MNIST study's; see
+    takes one) or None. ``working_memory`` is in MiB (None: the engine's default), as for
+    :func:`gpuknn.kneighbors`. The grids default to the Fashion-MNIST study's; see
     :func:`default_grids` for grids fitted to other data.
     """
 
@@ -72,7 +73,7 @@ class SweepConfig:
     folds: int = 5
     seed: int = 0
     pca_solver: str = "eigh"
-    working_memory: int | None = None
+    working_memory: float | None = None
     skip_raw: bool = False
     scoring: str = "accuracy"
     scale: str = "none"
@@ -169,7 +170,7 @@ def run_sweep(
     Cost per fold and metric: one search of the raw features and one PCA of the training
     part with one projection for every p (see :func:`~gpuknn.model_selection.cv.fold_kp_scores`).
     With a client, the client process does only the bookkeeping; a ``config.working_memory``
-    of None is resolved on the client (``$GPUKNN_WORKING_MEMORY``, else 256 MiB) and passed
+    (MiB) of None is resolved on the client (``$GPUKNN_WORKING_MEMORY``, else 256 MiB) and passed
     to every task: give it for GPU workers.
     """
     cb = callback or _noop
