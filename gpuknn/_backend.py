@@ -346,13 +346,18 @@ def validate_matrix(
 
 
 def max_abs(X: Any, xp: Any) -> float:
-    """``max |X|`` as a Python float (0.0 for an empty X): one reduction, one host transfer.
+    """``max |X|`` as a Python float (0.0 for an empty X), with no copy of X: the maximum and
+    minimum in one host transfer.
 
-    NaN propagates through the maximum and an infinity is its own absolute value, so the
-    result is finite exactly when every value is: the finite check and the magnitude of
-    input validation in one pass.
+    NaN propagates through both and an infinity is one of them, so the result is finite
+    exactly when every value is: the finite check and the magnitude of input validation in
+    one transfer. The generic form of :func:`gpuknn._delegation.max_abs` (one pass where the
+    library has a fused reduction).
     """
-    return float(xp.max(xp.abs(X))) if X.size else 0.0
+    if not math.prod(X.shape):  # (torch's ``size`` is a method)
+        return 0.0
+    hi, lo = to_numpy(xp.stack([xp.max(X), xp.min(X)])).tolist()
+    return max(hi, -lo) if hi == hi and lo == lo else math.nan
 
 
 def check_finite_rows(

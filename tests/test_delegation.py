@@ -266,3 +266,21 @@ def test_symmetric_eigh_does_not_depend_on_the_blas_thread_count(backend):
         assert_xp(w, w1, backend, dtype=C.dtype)  # bit for bit
         assert_xp(V, V1, backend, dtype=C.dtype)
     np.testing.assert_allclose(w1, np.linalg.eigvalsh(A.T.astype(np.float64) @ A / 400), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_abs_is_the_value_check(backend, dtype):
+    """max |X| on every backend: finite exactly when every value is (NaN and either
+    infinity show), 0 for an empty array -- validation's one transfer."""
+    from gpuknn._delegation import max_abs
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 7)).astype(dtype)
+    X[17, 3] = -9.5
+    assert max_abs(backend.asarray(X), backend.xp) == 9.5
+    for bad in (np.nan, np.inf, -np.inf):
+        Y = X.copy()
+        Y[123, 6] = bad
+        got = max_abs(backend.asarray(Y), backend.xp)
+        assert np.isnan(got) if np.isnan(bad) else got == np.inf
+    assert max_abs(backend.asarray(X[:0]), backend.xp) == 0.0

@@ -23,7 +23,7 @@ in-place tile updates) and :mod:`.device` (the device scope of entry points, spa
 from __future__ import annotations
 
 from .arithmetic import dot64, matmul_unit_roundoff, sqdist64, sum64, symmetric_eigh
-from .arrays import bincount, kth_largest, mask_counts, order_rows, take_rows
+from .arrays import bincount, kth_largest, mask_counts, max_abs, order_rows, take_rows
 from .device import csr_matrix, device_scope, on_input_device
 from .tiles import add_outer, gram_accumulate, scale_columns
 
@@ -38,6 +38,7 @@ __all__ = [
     "order_rows",
     "bincount",
     "mask_counts",
+    "max_abs",
     "gram_accumulate",
     "scale_columns",
     "add_outer",

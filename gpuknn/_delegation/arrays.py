@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
 from .._backend import array_namespace, device_of, from_numpy
+from .._backend import max_abs as _generic_max_abs
 
 __all__ = ["take_rows", "kth_largest", "order_rows", "bincount", "mask_counts"]
 
@@ -163,3 +165,25 @@ def mask_counts(mask: Any) -> tuple[int, int | None, Any]:
 
     total, widest = (int(v) for v in to_numpy(xp.stack([xp.sum(per_row), xp.max(per_row)])))
     return total, widest, per_row
+
+
+def max_abs(X: Any, xp: Any) -> float:
+    """``max |X|`` as a Python float: no copy of X, one host transfer.
+
+    NaN propagates and an infinity is its own absolute value, so the result is finite
+    exactly when every value of X is (the one value check of validation,
+    :func:`gpuknn.ops.limits.check_values`). torch: ``linalg.vector_norm(ord=inf)``, one
+    fused reduction (one launch on a GPU). Generic: the maximum and the minimum, two
+    reductions stacked into one transfer (:func:`gpuknn._backend.max_abs`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> max_abs(np.array([[1.0, -3.0], [2.0, 0.5]]), np)
+    3.0
+    """
+    if math.prod(X.shape) and is_torch_namespace(xp):
+        import torch  # noqa: PLC0415 - only with torch input
+
+        return float(torch.linalg.vector_norm(X, ord=math.inf))
+    return _generic_max_abs(X, xp)

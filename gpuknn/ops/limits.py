@@ -20,6 +20,7 @@ import warnings
 from typing import Any
 
 from .._backend import check_finite_rows, default_working_memory, to_numpy
+from .._delegation import max_abs
 from ..errors import InvalidInputError, WorkingMemoryWarning
 from .search import TilePlan, _scratch_per_element
 
@@ -135,14 +136,14 @@ _CPU_HINT = "256 MiB on the CPU and half the free memory on a GPU"
 def check_values(X: Any, xp: Any, *, name: str, magnitude: float | None = None) -> float:
     """The one value check of a search's input: finite values whose squares stay in range.
 
-    One reduction (``max |X|``, :func:`gpuknn._backend.max_abs`; or ``magnitude`` when the
+    One host transfer (``max |X|``, :func:`gpuknn._delegation.max_abs`; or ``magnitude`` when the
     caller has it) and one host transfer give both: NaN or infinity raise naming the rows,
     and values beyond ``sqrt(max / (4 (d + 1)))`` raise too -- every metric forms ``x.x``
     (norms, the euclidean augmentation) or ``q.r`` in the input's dtype, and past that they
     overflow and the neighbours are meaningless. Returns ``max |X|``, which the engine needs
     (its tile dtype and bounds): validated once, handed on.
     """
-    top = check_finite_rows(X, xp, name=name, magnitude=magnitude)
+    top = check_finite_rows(X, xp, name=name, magnitude=max_abs(X, xp) if magnitude is None else magnitude)
     limit = (float(xp.finfo(X.dtype).max) / (4 * (X.shape[1] + 1))) ** 0.5
     if top > limit:
         raise InvalidInputError(
@@ -157,11 +158,13 @@ def check_magnitude(Q: Any, R: Any, xp: Any, *, names: tuple[str, str] = ("Q", "
 
     Both reductions come to the host in one transfer (one sync for the pair).
     """
-    pairs = [(n, a) for n, a in zip(names, (Q, R)) if a is not None and a.size]
+    pairs = [(n, a) for n, a in zip(names, (Q, R)) if a is not None and math.prod(a.shape)]
     if not pairs:
         return 0.0
     if len(pairs) == 1:
         tops = [None]
     else:
-        tops = to_numpy(xp.stack([xp.astype(xp.max(xp.abs(a)), xp.float64) for _, a in pairs])).tolist()
+        # Both inputs' maxima and minima in one transfer; no copy of either (no abs temp).
+        ext = to_numpy(xp.stack([xp.astype(f(a), xp.float64) for _, a in pairs for f in (xp.max, xp.min)])).tolist()
+        tops = [max(ext[2 * i], -ext[2 * i + 1]) if ext[2 * i] == ext[2 * i] else math.nan for i in range(len(pairs))]
     return max(check_values(a, xp, name=n, magnitude=t) for (n, a), t in zip(pairs, tops))
