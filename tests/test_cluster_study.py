@@ -147,6 +147,10 @@ def test_cli_writes_outputs(tmp_path, capsys):
     assert data["chosen_k"]["rand"] == 5
     for name in ("cluster_study.md", "cluster_study.csv", "cluster_external.png", "cluster_gap.png"):
         assert (tmp_path / name).stat().st_size > 0
+    # the report docs/clustering.md shows (scripts/cluster_study.py splices this file in)
+    report = (tmp_path / "cluster_study.md").read_text()
+    assert "| index | meaning | best K by | chosen K |" in report and "Structure test, B = 4" in report
+    assert "| uniform | 5 |" in report and "CPCC" in report
     out = capsys.readouterr()
     assert "chosen K per index" in out.out and "k-means K=1" in out.err
     assert "uniform K=5 " in out.out and "normal" not in out.out  # default: uniform null only

@@ -1,7 +1,8 @@
 """``gpuknn cluster-study``: cluster-validity indices for k-means with K = 1..10.
 
-Writes ``DIR/cluster_study.json``, ``DIR/cluster_study.md``, ``DIR/cluster_study.csv`` and
-``DIR/cluster_*.png``; prints the chosen K per index unless ``--quiet``.
+Writes ``DIR/cluster_study.json``, ``DIR/cluster_study.md`` (the report docs/clustering.md
+shows), ``DIR/cluster_study.csv`` and ``DIR/cluster_*.png``; prints the chosen K per index
+unless ``--quiet``.
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def write_outputs(result: dict, out: Path) -> list[Path]:
     """Write JSON, markdown, CSV and PNG files of ``result`` into ``out``; return the paths."""
     from ..plots.cluster import plot_external_indices, plot_gap, plot_groups, plot_relative_indices  # noqa: PLC0415
-    from ..studies.cluster_study import format_table  # noqa: PLC0415
+    from ..studies.cluster_study import format_report, format_table  # noqa: PLC0415
 
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "cluster_study.json", out / "cluster_study.md", out / "cluster_study.csv"]
     paths[0].write_text(json.dumps(result, indent=1))
-    paths[1].write_text(format_table(result, fmt="markdown"))
+    paths[1].write_text(format_report(result) + "\n")
     paths[2].write_text(format_table(result, fmt="csv"))
     figures = {
         "cluster_external.png": plot_external_indices(result),

@@ -34,7 +34,7 @@ from ..metrics import (
 )
 from ..metrics.gap import GAP_RULES  # the rules of choose_gap_k
 
-__all__ = ["make_groups", "run_cluster_study", "format_table", "INDEX_INFO", "NULLS", "GAP_RULES"]
+__all__ = ["make_groups", "run_cluster_study", "format_table", "format_report", "INDEX_INFO", "NULLS", "GAP_RULES"]
 
 # index name -> (short description, how the best K is chosen)
 INDEX_INFO: dict[str, tuple[str, str]] = {
@@ -276,3 +276,44 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.4e}"
     return str(v)
+
+
+def format_report(result: dict) -> str:
+    """The study's markdown report: the index table, each index's meaning, rule and chosen K,
+    the CPCC, and the structure test per null model and K (what ``gpuknn cluster-study``
+    writes to ``cluster_study.md``, and docs/clustering.md shows)."""
+    t = result["structure_test"]
+    gap = result["gap"]
+    lines = [
+        format_table(result, fmt="markdown"),
+        "",
+        "| index | meaning | best K by | chosen K |",
+        "|---|---|---|---:|",
+    ]
+    for name, (desc, rule) in INDEX_INFO.items():
+        if name == "gap":
+            rule = {"1se": "1-SE", "max": "max"}[gap["rule"]]
+        lines.append(f"| {name} | {desc} | {rule} | {result['chosen_k'].get(name, '–')} |")
+    other = "max" if gap["rule"] == "1se" else "1se"
+    lines.append(
+        f"| gap ({other}) | the same gap table, the other rule | {'max' if other == 'max' else '1-SE'} | "
+        f"{gap['chosen_by_rule'][other]} |"
+    )
+    B = t["B"]
+    lines += [
+        "",
+        "CPCC (cophenetic correlation): " + ", ".join(f"{m} {v:.4f}" for m, v in result["cpcc"].items()) + ".",
+        "",
+        f"Structure test, B = {B} null data sets per null model (smallest possible p = 1/(B+1) = {1 / (B + 1):.3g}):",
+        "",
+        "| null | K | within-SS | null mean (min) | p(within-SS) | Γ | null mean (max) | p(Γ) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in t["tests"]:
+        lines.append(
+            f"| {r['null']} | {r['k']} | {r['within_ss_observed']:.1f} | "
+            f"{r['within_ss_null_mean']:.1f} ({r['within_ss_null_min']:.1f}) | {r['p_within_ss']:.3g} | "
+            f"{r['gamma_observed']:.3f} | {r['gamma_null_mean']:.3f} ({r['gamma_null_max']:.3f}) | {r['p_gamma']:.3g} |"
+        )
+    lines += ["", f"Configuration: {result['config']}."]
+    return "\n".join(lines)
