@@ -40,14 +40,10 @@ def _neighbor_weights(distances: Any, weights: str, xp: Any) -> Any:
     """Per-neighbour vote weights, float64: :func:`gpuknn.ops.weights.distance_weights`."""
     if weights == "uniform":
         return None
-    _check_weights(weights)
+    check_weights(weights)
     if distances is None:
         raise InvalidInputError("weights='distance' needs the neighbour distances")
     return distance_weights(xp.astype(distances, xp.float64), xp)
-
-
-def _check_weights(weights: str) -> None:
-    check_weights(weights)
 
 
 def check_k_values(ks: Any, *, name: str = "ks", high: int | None = None, low: int | None = 1) -> list[int]:
@@ -175,7 +171,7 @@ def vote_counts(
            [[0, 2, 1]]])
     """
     xp = array_namespace(neighbor_labels, distances)
-    _check_weights(weights)
+    check_weights(weights)
     neighbor_labels, n_classes, distances = check_vote_input(neighbor_labels, n_classes, distances, xp)
     ks_list = _check_ks(ks, neighbor_labels.shape[1])
     return count_votes(neighbor_labels, ks_list, n_classes, distances, weights, xp, max_bytes=max_bytes)
@@ -183,7 +179,7 @@ def vote_counts(
 
 def count_votes(
     neighbor_labels: Any,
-    ks: list[int],
+    ks_list: list[int],
     n_classes: int,
     distances: Any,
     weights: str,
@@ -192,7 +188,6 @@ def count_votes(
     max_bytes: int = _BLOCK_BYTES,
 ) -> Any:
     """:func:`vote_counts` of input its caller has validated (the engine's internal entry)."""
-    ks_list = ks
     n, k_max = neighbor_labels.shape
     if n == 0:  # no rows: no votes (and nothing to concatenate)
         return xp.zeros(
@@ -271,7 +266,7 @@ def votes_for_many_k(
     array([[0]])
     """
     xp = array_namespace(neighbor_labels, distances)
-    _check_weights(weights)
+    check_weights(weights)
     neighbor_labels, n_classes, distances = check_vote_input(neighbor_labels, n_classes, distances, xp)
     ks_list = _check_ks(ks, neighbor_labels.shape[1])
     if weights == "distance" and distances is None:
@@ -281,7 +276,7 @@ def votes_for_many_k(
 
 def predict_votes(
     neighbor_labels: Any,
-    ks: list[int],
+    ks_list: list[int],
     n_classes: int,
     distances: Any,
     weights: str,
@@ -293,7 +288,6 @@ def predict_votes(
     """:func:`votes_for_many_k` of input its caller has validated (the engine's internal
     entry: the classifiers, sweeps and cross-validation check their input once, at their
     own public boundary, and call this)."""
-    ks_list = ks
     n, k_max = neighbor_labels.shape
     if n == 0:  # no rows: no predictions (and nothing to concatenate)
         return xp.zeros((len(ks_list), 0), dtype=xp.int64, device=device_of(neighbor_labels))
