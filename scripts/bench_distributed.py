@@ -186,7 +186,7 @@ def run_knn(args: argparse.Namespace) -> dict[str, Any]:
 
     import gpuknn
     import gpuknn.distributed as gd
-    from gpuknn._backend import default_working_memory
+    from gpuknn._memory import default_working_memory
 
     data, Q, R = knn_data(args)
     k, metric = args.k, args.metric

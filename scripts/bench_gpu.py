@@ -568,7 +568,7 @@ def part_kneighbors_k1000(ctx: Context) -> dict:
 
 def large_ref_rows(ctx: Context) -> tuple[int, list[str]]:
     """Reference rows that fit: the planned count, or fewer when device memory is short."""
-    from gpuknn._backend import free_device_memory
+    from gpuknn._memory import free_device_memory
 
     s = ctx.sizes
     n, notes = s.large_refs, []

@@ -45,7 +45,7 @@ def main() -> None:
     t_gemm, _ = best_of(lambda: Q @ Xtr.T, args.repeat)
     rows.append(("bare float32 GEMM (floor)", t_gemm))
 
-    wm = gpuknn._backend.default_working_memory(np) / 2**20  # MiB
+    wm = gpuknn._memory.default_working_memory(np) / 2**20  # MiB
 
     def run_gpuknn():
         return gpuknn.kneighbors(Q, Xtr, args.k, metric="correlation", working_memory=wm)

@@ -6,15 +6,8 @@ import pytest
 
 import gpuknn
 from gpuknn import DeviceUnavailableError, InvalidInputError
-from gpuknn._backend import (
-    array_namespace,
-    default_working_memory,
-    from_numpy,
-    is_out_of_memory,
-    resolve_device,
-    to_numpy,
-    validate_matrix,
-)
+from gpuknn._backend import array_namespace, from_numpy, resolve_device, to_numpy, validate_matrix
+from gpuknn._memory import default_working_memory, is_out_of_memory
 
 
 def test_import_does_not_load_cupy_or_matplotlib():
@@ -100,10 +93,10 @@ def test_working_memory_and_oom_detection(monkeypatch):
 def test_working_memory_variable_caps_the_gpu_default(monkeypatch):
     # Four test workers on one GPU each planned with half of what was free: the variable
     # (set by scripts/gpu_check.sh) caps the device default, and never raises it.
-    import gpuknn._backend as backend
+    import gpuknn._memory as memory
 
     xp = array_namespace(np.zeros(1))
-    monkeypatch.setattr(backend, "free_device_memory", lambda xp: 40 << 30)
+    monkeypatch.setattr(memory, "free_device_memory", lambda xp: 40 << 30)
     monkeypatch.delenv("GPUKNN_WORKING_MEMORY", raising=False)
     assert default_working_memory(xp) == 20 << 30
     monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(4 << 10))  # MiB

@@ -10,7 +10,7 @@ import pytest
 from helpers import HostSyncs
 
 import gpuknn
-from gpuknn._backend import preferred_tile_bytes
+from gpuknn._memory import preferred_tile_bytes
 from gpuknn.linalg import power_method
 from gpuknn.model_selection.sweep import score_many_k
 from gpuknn.ops.search import plan_tiles

@@ -25,6 +25,7 @@ PACKAGE_DIR = ROOT / PACKAGE
 RANKS = {
     "gpuknn.errors": 0,
     "gpuknn._backend": 1,
+    "gpuknn._memory": 1,
     "gpuknn._delegation": 2,
     "gpuknn._labels": 2,
     "gpuknn.ops": 3,
@@ -49,7 +50,7 @@ EXACT_ONLY = {"gpuknn"}
 
 # The engine (array kernels, backends, errors) and the estimators built on it: the engine must
 # work, and be testable, without any estimator module being importable.
-ENGINE = ("gpuknn.ops", "gpuknn._delegation", "gpuknn._backend", "gpuknn.linalg", "gpuknn.errors")
+ENGINE = ("gpuknn.ops", "gpuknn._delegation", "gpuknn._backend", "gpuknn._memory", "gpuknn.linalg", "gpuknn.errors")
 ESTIMATORS = (
     "gpuknn.base",
     "gpuknn.neighbors",

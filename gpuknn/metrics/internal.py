@@ -129,7 +129,7 @@ def hubert_gamma(
         all singletons, all distances equal).
     working_memory : float, optional
         MiB for the distance tiles (default: the engine's,
-        :func:`gpuknn._backend.default_working_memory`).
+        :func:`gpuknn._memory.default_working_memory`).
 
     Returns
     -------
@@ -227,7 +227,7 @@ def cophenetic_correlation(
         A precomputed monotone SciPy linkage matrix for X (then ``method`` is ignored).
     working_memory : float, optional
         MiB for the distance tiles (default: the engine's,
-        :func:`gpuknn._backend.default_working_memory`).
+        :func:`gpuknn._memory.default_working_memory`).
 
     Returns
     -------

@@ -72,7 +72,7 @@ def dunn_index(X: Any, labels: Any, *, metric: str = "euclidean", working_memory
     metric : str
     working_memory : float, optional
         MiB for the distance tiles (default: the engine's,
-        :func:`gpuknn._backend.default_working_memory`).
+        :func:`gpuknn._memory.default_working_memory`).
 
     Returns
     -------

@@ -172,7 +172,7 @@ def silhouette_samples(X: Any, labels: Any, *, metric: str = "euclidean", workin
         As :func:`gpuknn.pairwise_distances` defines them.
     working_memory : float, optional
         MiB (as in scikit-learn) for the distance tiles and the two blocks of X each tile
-        prepares (default :func:`gpuknn._backend.default_working_memory`: 256 MiB on the
+        prepares (default :func:`gpuknn._memory.default_working_memory`: 256 MiB on the
         host).
 
     Returns

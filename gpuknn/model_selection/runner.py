@@ -62,7 +62,7 @@ def task_working_memory(runner: Any, working_memory: Any) -> Any:
         return working_memory
     import numpy as np  # noqa: PLC0415
 
-    from .._backend import default_working_memory  # noqa: PLC0415
+    from .._memory import default_working_memory  # noqa: PLC0415
     from ..ops.limits import to_mib  # noqa: PLC0415
 
     return to_mib(default_working_memory(np))

@@ -187,7 +187,7 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
         (NumPy, euclidean family). ``"auto"``: kd_tree for NumPy, euclidean family, d <= 15.
     working_memory : float, optional
         MiB for one block of queries: about ten float64 (rows, n_train) tiles. Default
-        :func:`gpuknn._backend.default_working_memory`.
+        :func:`gpuknn._memory.default_working_memory`.
 
     Attributes
     ----------

@@ -213,7 +213,7 @@ def pairwise_distances_chunked(
         MiB (as in scikit-learn; fractions allowed) for everything the walk holds: the
         prepared rows of Y (one copy, made once), and per block the prepared rows of X's
         block, the block and one temporary of its size -- at least one row whatever the
-        budget. Default :func:`gpuknn._backend.default_working_memory` (256 MiB on the host,
+        budget. Default :func:`gpuknn._memory.default_working_memory` (256 MiB on the host,
         env ``GPUKNN_WORKING_MEMORY``).
 
     Raises

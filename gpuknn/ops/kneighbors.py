@@ -27,15 +27,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .._backend import (
-    array_namespace,
-    check_int,
-    device_of,
-    is_out_of_memory,
-    preferred_tile_bytes,
-    validate_matrix,
-)
+from .._backend import array_namespace, check_int, device_of, validate_matrix
 from .._delegation import on_input_device
+from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .certify import reference_bound
 from .distance import check_metric, validate_pair

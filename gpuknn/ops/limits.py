@@ -19,8 +19,9 @@ import numbers
 import warnings
 from typing import Any
 
-from .._backend import check_finite_rows, default_working_memory, to_numpy
+from .._backend import check_finite_rows, to_numpy
 from .._delegation import max_abs
+from .._memory import default_working_memory
 from ..errors import InvalidInputError, WorkingMemoryWarning
 from .search import TilePlan, _scratch_per_element
 
@@ -43,7 +44,7 @@ def check_working_memory(working_memory: Any, xp: Any) -> int:
     ----------
     working_memory : float or None
         MiB, a positive int or float (fractions of a MiB are fine: ``0.5`` is 512 KiB).
-        None: :func:`gpuknn._backend.default_working_memory` of ``xp``.
+        None: :func:`gpuknn._memory.default_working_memory` of ``xp``.
     xp : array namespace
         Whose default None stands for (unused otherwise).
 

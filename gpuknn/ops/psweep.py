@@ -14,14 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._backend import (
-    array_namespace,
-    device_of,
-    is_out_of_memory,
-    preferred_tile_bytes,
-    validate_matrix,
-)
+from .._backend import array_namespace, device_of, validate_matrix
 from .._delegation import dot64, gram_accumulate, matmul_unit_roundoff
+from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .distance import check_metric
 from .exact import exact_keys, keys_to_distances, row_stats
@@ -71,7 +66,7 @@ def neighbors_for_p_sweep(
         As for :func:`gpuknn.kneighbors`, applied to the first p columns.
     working_memory : float, optional
         MiB for the Gram and score tiles together (as for :func:`gpuknn.kneighbors`;
-        default :func:`gpuknn._backend.default_working_memory`).
+        default :func:`gpuknn._memory.default_working_memory`).
     on_tile : callable(done_rows, total_rows), optional
         Progress callback after each query tile.
     return_keys : bool

@@ -75,7 +75,7 @@ def plan_tiles(
     reference block) + ``rows·cols·(itemsize + scratch)`` (score tile and selection scratch)
     stays within ``budget`` whenever one row of each fits. ``tile_bytes`` caps the
     score tile itself, ``rows·cols·itemsize``, further (the host prefers cache-sized tiles,
-    see :func:`gpuknn._backend.preferred_tile_bytes`). ``score_itemsize`` is the score
+    see :func:`gpuknn._memory.preferred_tile_bytes`). ``score_itemsize`` is the score
     tile's element size when it differs from the rows' (float64 rows screened in float32).
 
     Examples
