@@ -68,7 +68,7 @@ class NeighborsBase(BaseEstimator):
                 f"{type(self).__name__} needs a distance; metric='inner' is not one "
                 "(gpuknn.kneighbors(..., metric='inner') ranks by inner product)"
             )
-        if getattr(self, "working_memory", None) is not None:
+        if self.working_memory is not None:
             check_working_memory(self.working_memory, np)
         self._check_params()
         xp = array_namespace(X)
@@ -79,7 +79,7 @@ class NeighborsBase(BaseEstimator):
         self.n_samples_fit_ = int(X.shape[0])
         self.effective_metric_ = self.metric
         self.effective_metric_params_ = {}
-        self._fit_method = resolve_algorithm(getattr(self, "algorithm", "brute"), xp, self.metric, self.n_features_in_)
+        self._fit_method = resolve_algorithm(self.algorithm, xp, self.metric, self.n_features_in_)
         self._build_index()
         return xp
 

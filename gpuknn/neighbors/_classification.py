@@ -107,8 +107,11 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         # The engine's own labels and distances: the votes' internal entries check nothing again.
         if proba:
             return count_votes(labels, [self.n_neighbors], n_classes, nb.distances, self.weights, xp)[0, ...]
-        extra = nb.vote_args() if self.weights == "distance" else {"distances": None}
-        return predict_votes(labels, [self.n_neighbors], n_classes, extra.pop("distances"), self.weights, xp, **extra)[
+        if self.weights == "uniform":
+            return predict_votes(labels, [self.n_neighbors], n_classes, None, "uniform", xp)[0, :]
+        va = nb.vote_args()  # exact decisions on the distances: their bounds and refinement
+        ks, dist = [self.n_neighbors], va["distances"]
+        return predict_votes(labels, ks, n_classes, dist, "distance", xp, bounds=va["bounds"], refine=va["refine"])[
             0, :
         ]
 

@@ -70,7 +70,7 @@ def distance_weights(d: Any, xp: Any, *, member: Any = None, rows: Any = None, n
     else:
         hit = bincount(xp.where(zero, rows, xp.full_like(rows, -1)), n_rows) > 0
         has_zero = xp.take(hit, rows)
-    inv = 1.0 / xp.where(zero | (d == 0), xp.ones_like(d), d)
+    inv = 1.0 / xp.where(d == 0, xp.ones_like(d), d)
     if member is not None:
         inv = xp.where(member, inv, xp.zeros_like(inv))
     return xp.where(has_zero, xp.astype(zero, d.dtype), inv)
