@@ -92,11 +92,11 @@ def fold_k_scores(
     MiB, as for :func:`gpuknn.kneighbors`.
     """
     xp = array_namespace(X_train)
+    wm = check_working_memory(working_memory, xp)  # bytes
     if magnitude is None:
         nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
     else:
         ref = Reference(X_train, metric, keep_rows=False)
-        wm = check_working_memory(working_memory, xp)
         nb = search_validated(X_test, ref, max(ks), magnitude=magnitude, working_memory=wm, labels=y_train)
     va = nb.vote_args()
     weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
@@ -113,6 +113,9 @@ def fold_k_scores(
         xp,
         bounds=va["bounds"],
         refine=va["refine"],
+        # The votes' temporaries (about four (rows, k_max, classes) float64 arrays) in an
+        # eighth of the budget: one block on a GPU, not one per 4 MiB of totals.
+        max_bytes=max(1, wm // 8),
     )
 
 

@@ -150,12 +150,16 @@ def score_votes(
     *,
     bounds: tuple[Any, Any] | None = None,
     refine: Callable[[Any], Any] | None = None,
+    max_bytes: int | None = None,
 ) -> dict[str, dict[str, np.ndarray]]:
     """:func:`score_many_k` of lists its caller has validated (the cross-validation's own
-    neighbours): no check of the lists again."""
+    neighbours): no check of the lists again. ``max_bytes``: the votes' block size
+    (:func:`~gpuknn.ops.votes.predict_votes`; default its own)."""
     out: dict[str, dict[str, np.ndarray]] = {}
     for w in weights:
         extra = {"bounds": bounds, "refine": refine} if w == "distance" else {}
+        if max_bytes is not None:
+            extra["max_bytes"] = max_bytes
         pred = predict_votes(neighbor_labels, ks, n_classes, distances if w == "distance" else None, w, xp, **extra)
         out[w] = {}
         for name in scoring:

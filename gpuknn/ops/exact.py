@@ -168,8 +168,11 @@ def exact_keys(
     d = R.shape[1]
     if q_stats is None:
         q_stats = row_stats(Q, metric)
+    # Only the gather and its dot products are blocked; the per-pair statistics are
+    # (m, c) arrays computed once (a fixed number of launches, whatever the block count).
     step = max(1, int(max_bytes) // max(1, c * d * 12))
     out = []
+    centred = metric == "correlation"
     for r0 in range(0, m, step):
         r1 = min(r0 + step, m)
         idx = index[r0:r1, :]
@@ -177,29 +180,37 @@ def exact_keys(
         q = Q[r0:r1, :]
         if metric in ("euclidean", "sqeuclidean"):
             out.append(-sqdist64(rows, q[:, None, :]))
-            continue
-        if metric == "correlation":
-            q64 = xp.astype(q, xp.float64)
-            q64 = q64 - q_stats.mean[r0:r1, None]
-            dots = dot64(rows, q64[:, None, :]) - _take(ref_stats.mean, idx, xp) * sum64(q64)[:, None]
+        elif centred:
+            q64 = xp.astype(q, xp.float64) - q_stats.mean[r0:r1, None]
+            # sum(q~) is ~0, not 0: the key's m_r sum(q~) term, per row, applied below.
+            out.append(dot64(rows, q64[:, None, :]))
+            out.append(sum64(q64))
         else:
-            dots = dot64(rows, q[:, None, :])
-        if metric in ("cosine", "correlation"):
-            dots = dots * q_stats.inv_norm[r0:r1, None] * _take(ref_stats.inv_norm, idx, xp)
-            # Keys within their own float64 rounding of the largest possible one are that one:
-            # real ties at the top (a row and its multiples; correlation of 2 features) then
-            # tie bit for bit, and go to the lower index like exact duplicates.
-            r_mean = None if ref_stats.mean is None else _take(ref_stats.mean, idx, xp)
-            q_mean = None if q_stats.mean is None else q_stats.mean[r0:r1, None]
-            kappa = _kappa(q_mean, q_stats.inv_norm[r0:r1, None], d, xp) + _kappa(
-                r_mean, _take(ref_stats.inv_norm, idx, xp), d, xp
-            )
-            top = 1.0 - 8 * _U64 - xp.clip(_SNAP_PER_FEATURE * (d + 2) * kappa, max=_SNAP_MAX)
-            dots = xp.where(dots >= top, xp.ones_like(dots), dots)
-        out.append(dots)
+            out.append(dot64(rows, q[:, None, :]))
     if not out:
         return xp.zeros((0, c), dtype=xp.float64, device=device_of(index))
-    return out[0] if len(out) == 1 else xp.concat(out, axis=0)
+    if centred:
+        q_sum = _cat(out[1::2], xp)
+        out = out[::2]
+    dots = _cat(out, xp)
+    if metric in ("euclidean", "sqeuclidean", "inner"):
+        return dots
+    r_mean = _take(ref_stats.mean, index, xp) if centred else None
+    if centred:
+        dots = dots - r_mean * q_sum[:, None]
+    r_inv = _take(ref_stats.inv_norm, index, xp)
+    dots = dots * q_stats.inv_norm[:, None] * r_inv
+    # Keys within their own float64 rounding of the largest possible one are that one:
+    # real ties at the top (a row and its multiples; correlation of 2 features) then
+    # tie bit for bit, and go to the lower index like exact duplicates.
+    q_mean = q_stats.mean[:, None] if centred else None
+    kappa = _kappa(q_mean, q_stats.inv_norm[:, None], d, xp) + _kappa(r_mean, r_inv, d, xp)
+    top = 1.0 - 8 * _U64 - xp.clip(_SNAP_PER_FEATURE * (d + 2) * kappa, max=_SNAP_MAX)
+    return xp.where(dots >= top, xp.ones_like(dots), dots)
+
+
+def _cat(parts: list, xp: Any) -> Any:
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
 
 def row_kappa(stats: RowStats, d: int) -> Any:

@@ -44,6 +44,7 @@ from .search import (
     TilePlan,
     nominate,
     plan_tiles,
+    prep_rows,
     prepare_queries,
 )
 
@@ -340,11 +341,24 @@ def kneighbors_keys(
     plan = plan_tiles(
         n_q, n_ref, ref.width, itemsize, max(1, working_memory * 3 // 4), tile_bytes=preferred_tile_bytes(xp)
     )
+    # That quarter sizes the blocks of the row preparation and of the exact pass: on a GPU
+    # the whole reference and every candidate at once (launches and syncs per call, not per
+    # 1 024 rows), on the host blocks a fraction of the 256 MiB default.
+    ref.prep_rows = prep_rows(n_ref, ref.shape[1], working_memory // 4)
     warn_many_tiles(plan, n_q, n_ref, working_memory)
     while True:
         try:
             return _search(
-                Q, ref, k, kk, plan, tile_dtype, xp, exact_all=exact_all or Q.dtype == xp.float64, labels=labels
+                Q,
+                ref,
+                k,
+                kk,
+                plan,
+                tile_dtype,
+                xp,
+                exact_all=exact_all or Q.dtype == xp.float64,
+                labels=labels,
+                exact_bytes=max(1, working_memory // 4),
             )
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
             if not is_out_of_memory(exc) or (plan.rows == 1 and plan.cols == 1):
@@ -365,7 +379,17 @@ def _tile_dtype(Q: Any, n_ref: int, width: int, magnitude: float, xp: Any) -> An
 
 
 def _search(
-    Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, *, exact_all: bool, labels: Any = None
+    Q: Any,
+    ref: Reference,
+    k: int,
+    kk: int,
+    plan: TilePlan,
+    dtype: Any,
+    xp: Any,
+    *,
+    exact_all: bool,
+    labels: Any = None,
+    exact_bytes: int,
 ):
     """Run one tile plan: keys, indices (n_queries, k) and key errors (n_queries,)."""
     out = [
@@ -379,6 +403,7 @@ def _search(
             xp,
             exact_all=exact_all,
             labels=labels,
+            exact_bytes=exact_bytes,
         )
         for q0 in range(0, Q.shape[0], plan.query_chunk)
     ]
@@ -398,6 +423,7 @@ def _search_chunk(
     *,
     exact_all: bool,
     labels: Any = None,
+    exact_bytes: int,
 ):
     """Tile pass, exact pass and (if needed) second pass for one query chunk."""
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Qc, ref, dtype)
@@ -406,7 +432,11 @@ def _search_chunk(
     euclid = ref.metric in _EUCLID
     # Tile units of a key: the key itself, or (|q - c|^2 + key) / 2 for the euclidean family.
     common = dict(
-        bound=bound, scale=0.5 if euclid else None, shift=0.5 * q_sq if euclid else None, complete=kk >= ref.shape[0]
+        bound=bound,
+        scale=0.5 if euclid else None,
+        shift=0.5 * q_sq if euclid else None,
+        complete=kk >= ref.shape[0],
+        max_bytes=exact_bytes,
     )
     if exact_all:
         res = rerank(Qc, ref.data, scores, index, k, ref.metric, ref.stats, q_stats, **common)

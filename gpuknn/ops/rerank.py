@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from .._backend import array_namespace, device_of
 from .._delegation import order_rows
 from .certify import certified, reference_bound
-from .exact import RowStats, exact_keys
+from .exact import EXACT_BLOCK_BYTES, RowStats, exact_keys
 from .rows import replace_rows
 from .search import TilePlan, collect, prepare_queries
 from .topk import merge_topk
@@ -60,6 +60,7 @@ def rerank(
     shift: Any = None,
     complete: bool,
     local: Any = None,
+    max_bytes: int = EXACT_BLOCK_BYTES,
 ) -> Reranked:
     """Exact top k of each row's candidates, and the rows whose answer is certified.
 
@@ -87,6 +88,9 @@ def rerank(
         Tile units of a key: ``scale * key + shift`` (default: the key itself).
     complete : bool
         The lists hold every reference (``kk == n_ref``).
+    max_bytes : int
+        Block size of the exact pass's gathers (:func:`~gpuknn.ops.exact.exact_keys`); a
+        search passes a share of its ``working_memory``.
 
     Returns
     -------
@@ -100,7 +104,7 @@ def rerank(
         key = key if scale is None else key * scale
         return key if shift is None else key + shift
 
-    keys = exact_keys(Q, R, local[:, :k], metric, ref_stats, q_stats=q_stats)
+    keys = exact_keys(Q, R, local[:, :k], metric, ref_stats, q_stats=q_stats, max_bytes=max_bytes)
     top_keys, top_idx = merge_topk(keys, index[:, :k], k)
     if kk > k:
         # Later candidates that could still beat the k-th exact key.
@@ -109,14 +113,14 @@ def rerank(
         hit = xp.nonzero(xp.reshape(need, (-1,)))[0]
         if hit.shape[0]:
             top_keys, top_idx = _add_candidates(
-                Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats
+                Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats, max_bytes
             )
     kth = units(top_keys[:, k - 1])
     ok = certified(tile_scores[:, -1], bound, kth, complete=complete)
     return Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, kth - bound, xp.zeros_like(kth))
 
 
-def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats):
+def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats, max_bytes):
     """Merge the exact keys of extra candidates (flat positions ``hit`` into the last
     ``kk - k`` columns) into the rows' top-k lists."""
     xp = array_namespace(top_keys)
@@ -126,9 +130,9 @@ def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_s
     flat = rows * kk + cols
     glob = xp.take(xp.reshape(index, (-1,)), flat)
     loc = xp.take(xp.reshape(local, (-1,)), flat)
-    keys = exact_keys(xp.take(Q, rows, axis=0), R, loc[:, None], metric, ref_stats, q_stats=take_stats(q_stats, rows))[
-        :, 0
-    ]
+    q_rows = take_stats(q_stats, rows)
+    keys = exact_keys(xp.take(Q, rows, axis=0), R, loc[:, None], metric, ref_stats, q_stats=q_rows, max_bytes=max_bytes)
+    keys = keys[:, 0]
     # Only the rows that got extra candidates are re-sorted (``rows`` is non-decreasing).
     dev = device_of(rows)
     new = xp.concat([xp.ones((1,), dtype=xp.bool, device=dev), rows[1:] != rows[:-1]])

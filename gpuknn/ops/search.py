@@ -34,8 +34,12 @@ __all__ = ["TilePlan", "plan_tiles", "Reference", "prepare_queries", "nominate",
 # Query rows a tile keeps when references must be split: enough rows to make the GEMM
 # efficient (faiss uses 4096 x 1024 tiles on the CPU).
 _MIN_TILE_ROWS = 1024
-# Rows prepared at once (float64 temporaries of about 8 * 1024 * d bytes).
+# Fewest rows prepared at once, whatever the budget (float64 temporaries of about
+# 8 * 1024 * d bytes each); a larger budget prepares more at once (:func:`prep_rows`).
 _PREP_ROWS = 1024
+# Float64 temporaries alive at once while a row block is prepared (the float64 copy, its
+# products, the summation tree's first level, the prepared rows), in units of 8 * d bytes.
+_PREP_TEMPS = 4
 # Rows whose mean is the euclidean centre (an evenly spread sample).
 _CENTRE_SAMPLE = 4096
 _EUCLID = ("euclidean", "sqeuclidean")
@@ -100,6 +104,16 @@ def plan_tiles(
     return TilePlan(chunk, rows, cols)
 
 
+def prep_rows(n: int, d: int, budget: int | None) -> int:
+    """Rows prepared at once under ``budget`` bytes of float64 temporaries (None: the
+    fewest, ``1024``): a GPU-sized budget prepares a whole reference in one block -- a fixed
+    number of kernel launches and one host sync, where 1 024-row blocks cost ~75 launches
+    and a sync each."""
+    if budget is None:
+        return min(n, _PREP_ROWS) or 1
+    return max(1, min(n, max(_PREP_ROWS, int(budget) // max(1, _PREP_TEMPS * 8 * (d + 1)))))
+
+
 def _prepare(X: Any, metric: str, role: str, stats: RowStats, centre: Any, dtype: Any):
     """Tile rows of X in ``dtype`` and the norms the bounds need.
 
@@ -151,6 +165,10 @@ class Reference:
         Keep the prepared tile rows (in R's dtype) for repeated searches; otherwise they
         are prepared block by block at each search (no copy of R), and the row statistics
         are gathered on the way, during the first sweep over the blocks.
+    prep_bytes : int, optional
+        Bytes of float64 temporaries a block of rows may take while it is prepared
+        (:func:`prep_rows`; a search sets it from its ``working_memory``); default 1 024
+        rows at a time.
 
     Attributes
     ----------
@@ -170,11 +188,12 @@ class Reference:
     asked for before a search swept the blocks).
     """
 
-    def __init__(self, R: Any, metric: str, *, keep_rows: bool):
+    def __init__(self, R: Any, metric: str, *, keep_rows: bool, prep_bytes: int | None = None):
         xp = array_namespace(R)
         self.data, self.metric, self.xp = R, metric, xp
         n, d = R.shape
         self.shape, self.dtype = (int(n), int(d)), R.dtype
+        self.prep_rows = prep_rows(self.shape[0], self.shape[1], prep_bytes)
         self.centre = None
         if metric in _EUCLID:
             step = max(1, -(-n // _CENTRE_SAMPLE))
@@ -184,7 +203,8 @@ class Reference:
         self._done: tuple[RowStats, float, float] | None = None
         self.rows = None
         if keep_rows:
-            rows = [self._prepare_block(b0, min(b0 + _PREP_ROWS, n), R.dtype) for b0 in range(0, n, _PREP_ROWS)]
+            step = self.prep_rows
+            rows = [self._prepare_block(b0, min(b0 + step, n), R.dtype) for b0 in range(0, n, step)]
             self.rows = rows[0] if len(rows) == 1 else xp.concat(rows, axis=0)
 
     @property
@@ -217,7 +237,7 @@ class Reference:
             while b < n:
                 if b not in self._parts:
                     later = [s for s in self._parts if s > b]
-                    self._prepare_block(b, min(b + _PREP_ROWS, n, *later), self.dtype)
+                    self._prepare_block(b, min(b + self.prep_rows, n, *later), self.dtype)
                 parts.append(self._parts[b])
                 b = self._parts[b][0]
             self._done = (
@@ -242,7 +262,7 @@ class Reference:
 
     def block(self, c0: int, c1: int, dtype: Any) -> Any:
         """Prepared tile rows of references ``c0 .. c1 - 1`` in ``dtype``."""
-        xp = self.xp
+        xp, step = self.xp, self.prep_rows
         # Kept rows serve their own dtype and narrower ones (one more rounding, as the
         # bounds assume); float64 tiles of float32 data are prepared afresh in float64.
         if self.rows is not None and (dtype != xp.float64 or self.rows.dtype == xp.float64):
@@ -252,31 +272,32 @@ class Reference:
             st = self._done[0]
             parts = [
                 _prepare(
-                    self.data[b0 : min(b0 + _PREP_ROWS, c1), :],
+                    self.data[b0 : min(b0 + step, c1), :],
                     self.metric,
                     "reference",
-                    _stats_of(st, b0, min(b0 + _PREP_ROWS, c1)),
+                    _stats_of(st, b0, min(b0 + step, c1)),
                     self.centre,
                     dtype,
                 )[0]
-                for b0 in range(c0, c1, _PREP_ROWS)
+                for b0 in range(c0, c1, step)
             ]
         else:
-            parts = [self._prepare_block(b0, min(b0 + _PREP_ROWS, c1), dtype) for b0 in range(c0, c1, _PREP_ROWS)]
+            parts = [self._prepare_block(b0, min(b0 + step, c1), dtype) for b0 in range(c0, c1, step)]
         return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
 
-def prepare_queries(Q: Any, ref: Reference, dtype: Any) -> tuple[Any, RowStats, Any, Any]:
-    """Tile rows of queries Q for searches against ``ref``, in row blocks.
+def prepare_queries(Q: Any, ref: Reference, dtype: Any, *, step: int | None = None) -> tuple[Any, RowStats, Any, Any]:
+    """Tile rows of queries Q for searches against ``ref``, in blocks of ``step`` rows
+    (default ``ref.prep_rows``).
 
     Returns ``(rows, stats, norm, sqnorm)``: tile rows in ``dtype``; canonical
     :class:`RowStats`; the bounds' query norms (float64 (n,)); and for the euclidean family
     ``|q - c|^2`` (the keys' tile units), else None.
     """
-    xp = array_namespace(Q)
+    xp, step = array_namespace(Q), step or ref.prep_rows
     parts = []
-    for b0 in range(0, Q.shape[0], _PREP_ROWS):
-        block = Q[b0 : min(b0 + _PREP_ROWS, Q.shape[0]), :]
+    for b0 in range(0, Q.shape[0], step):
+        block = Q[b0 : min(b0 + step, Q.shape[0]), :]
         st = row_stats(block, ref.metric)
         parts.append((st, *_prepare(block, ref.metric, "query", st, ref.centre, dtype)))
     stats = concat_stats([p[0] for p in parts], xp)

@@ -284,15 +284,17 @@ def predict_votes(
     *,
     bounds: tuple[Any, Any] | None = None,
     refine: Callable[[Any], Any] | None = None,
+    max_bytes: int = _BLOCK_BYTES,
 ) -> Any:
     """:func:`votes_for_many_k` of input its caller has validated (the engine's internal
     entry: the classifiers, sweeps and cross-validation check their input once, at their
-    own public boundary, and call this)."""
+    own public boundary, and call this). Rows are voted in blocks of about ``max_bytes``
+    of class totals (a sweep passes a share of its ``working_memory``: one block on a GPU)."""
     n, k_max = neighbor_labels.shape
     if n == 0:  # no rows: no predictions (and nothing to concatenate)
         return xp.zeros((len(ks_list), 0), dtype=xp.int64, device=device_of(neighbor_labels))
     k_idx = xp.asarray([k - 1 for k in ks_list], device=device_of(neighbor_labels))
-    block = max(1, min(n, _BLOCK_BYTES // max(1, k_max * n_classes * 8)))
+    block = max(1, min(n, int(max_bytes) // max(1, k_max * n_classes * 8)))
     preds, hinges = [], []
     for b0 in range(0, n, block):
         b1 = min(b0 + block, n)

@@ -1,0 +1,91 @@
+"""Kernel-launch and host-sync budgets of the engine at a GPU-sized ``working_memory``.
+
+Counted on torch CPU (:class:`helpers.Launches`, :class:`helpers.HostSyncs`): on a GPU
+each launch costs ~5-15 µs of host time and each sync stalls the queue, so these counts
+are the engine's host overhead there. Data of Fashion-MNIST's shape (784 features, pixel
+values 0..255, ten classes), made here: the budgets run in CI without the data package.
+The budgets are issue 31's; what a path costs today is in ``docs/benchmarks.md``.
+"""
+
+import numpy as np
+import pytest
+from helpers import HostSyncs, Launches
+
+import gpuknn
+from gpuknn.model_selection import StratifiedKFold, cross_validate_k
+
+torch = pytest.importorskip("torch")
+
+WM = 37193  # MiB: half an H100's memory, what the default plans with on one
+
+
+def fashion_like(n, seed):
+    """``n`` rows of 784 pixels in 0..255 around ten class templates, and their labels."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(0, 255, size=(10, 784))
+    y = rng.integers(0, 10, n)
+    X = np.clip(centres[y] + rng.normal(0, 60, size=(n, 784)), 0, 255).round().astype(np.float32)
+    return torch.from_numpy(X), torch.from_numpy(y)
+
+
+def counted(fn):
+    with HostSyncs() as syncs, Launches() as launches:
+        out = fn()
+    return launches, syncs, out
+
+
+def test_counter_sees_launches_and_not_views():
+    a = torch.ones(4, 3)
+    with Launches() as launches:
+        b = a.T[1:].unsqueeze(0)[0]  # views only
+        c = b + 1  # one launch
+    assert launches.count == 1 and launches.by_op["add"] == 1
+    assert c.shape == (2, 4) and bool((c == 2).all())
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return fashion_like(60_000, 1)[0]
+
+
+def test_kneighbors_budget_and_no_growth_with_queries(reference):
+    """1 000 x 60 000 x 784, k = 10, correlation, raw reference: <= 800 launches, <= 20
+    syncs; 500 queries cost the same launches (one tile holds them either way)."""
+    Q = fashion_like(1_000, 2)[0]
+    out = {}
+    for n in (500, 1_000):
+        launches, syncs, (_, idx) = counted(
+            lambda n=n: gpuknn.kneighbors(Q[:n], reference, 10, metric="correlation", working_memory=WM)
+        )
+        assert idx.shape == (n, 10)
+        out[n] = (launches.count, syncs.count)
+    assert out[1_000][0] <= 800, out
+    assert out[1_000][1] <= 20, out
+    assert out[1_000][0] == out[500][0], out  # launches do not follow the query rows
+
+
+def test_kneighbors_result_does_not_depend_on_the_budget(reference):
+    """The device-sized blocks change the launches, not the answer."""
+    Q = fashion_like(200, 3)[0]
+    big = gpuknn.kneighbors(Q, reference[:8_000], 10, metric="correlation", working_memory=WM)
+    small = gpuknn.kneighbors(Q, reference[:8_000], 10, metric="correlation", working_memory=2)
+    assert torch.equal(big[1], small[1])
+    assert torch.equal(big[0], small[0])
+
+
+def _cv_k(rows):
+    X, y = fashion_like(rows, 3)
+    fold = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X.numpy(), y.numpy()))
+    return counted(
+        lambda: cross_validate_k(
+            X, y, range(1, 301), cv=[fold], weights=("uniform", "distance"), metric="correlation", working_memory=WM
+        )
+    )
+
+
+def test_cross_validate_k_budget():
+    """One 80/20 fold of 12 000 rows, k = 1..300, both weights: <= 3 000 launches, <= 40 syncs."""
+    launches, syncs, table = _cv_k(12_000)
+    assert len(table.rows) == 600
+    assert launches.count <= 3_000, launches.by_op.most_common(10)
+    assert syncs.count <= 40, dict(syncs.by_kind)
