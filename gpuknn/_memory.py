@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from array_api_compat import is_cupy_namespace, is_numpy_namespace
+from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
 from .errors import InvalidInputError
 
@@ -21,20 +21,28 @@ _CPU_WORKING_MEMORY = 256 << 20
 _HOST_TILE_BYTES = 18 << 20
 
 
-def free_device_memory(xp: Any) -> int | None:
-    """Free bytes on the current CuPy device, or ``None`` for host namespaces."""
+def free_device_memory(xp: Any, device: Any = None) -> int | None:
+    """Free bytes on the current CuPy device or on a torch CUDA ``device``; ``None`` for
+    host namespaces (and torch without a CUDA device named)."""
     if is_cupy_namespace(xp):
         import cupy  # noqa: PLC0415
 
         free, _total = cupy.cuda.runtime.memGetInfo()
         # Memory held by CuPy's pool is reusable by us, so count it as free.
         return int(free + cupy.get_default_memory_pool().free_bytes())
+    if is_torch_namespace(xp) and getattr(device, "type", None) == "cuda":
+        import torch  # noqa: PLC0415 - only reached with CUDA tensors in hand
+
+        free, _total = torch.cuda.mem_get_info(device)
+        # Blocks torch's caching allocator holds but does not use are ours to reuse too.
+        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return int(free + max(0, cached))
     return None
 
 
-def default_working_memory(xp: Any) -> int:
+def default_working_memory(xp: Any, device: Any = None) -> int:
     """Default tile budget in **bytes** (what ``working_memory=None`` stands for): half the
-    free GPU memory, or 256 MiB on the host.
+    free GPU memory (CuPy; torch on the CUDA ``device`` given), or 256 MiB on the host.
 
     ``$GPUKNN_WORKING_MEMORY`` (MiB, like the ``working_memory`` argument) replaces the host
     default and caps the GPU's: several processes sharing one GPU (test workers, say) would
@@ -42,7 +50,7 @@ def default_working_memory(xp: Any) -> int:
     """
     env = os.environ.get("GPUKNN_WORKING_MEMORY")
     cap = _env_mib(env) if env else None
-    free = free_device_memory(xp)
+    free = free_device_memory(xp, device)
     if free is not None:
         device_default = max(64 << 20, free // 2)
         return device_default if cap is None else min(device_default, cap)

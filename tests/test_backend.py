@@ -96,7 +96,7 @@ def test_working_memory_variable_caps_the_gpu_default(monkeypatch):
     import gpuknn._memory as memory
 
     xp = array_namespace(np.zeros(1))
-    monkeypatch.setattr(memory, "free_device_memory", lambda xp: 40 << 30)
+    monkeypatch.setattr(memory, "free_device_memory", lambda xp, device=None: 40 << 30)
     monkeypatch.delenv("GPUKNN_WORKING_MEMORY", raising=False)
     assert default_working_memory(xp) == 20 << 30
     monkeypatch.setenv("GPUKNN_WORKING_MEMORY", str(4 << 10))  # MiB
@@ -152,3 +152,20 @@ def test_dataframes_are_host_data():
     df = pd.DataFrame({"a": [1, 2], "b": [3.5, 4.5]})
     xp = array_namespace(df)
     np.testing.assert_array_equal(validate_matrix(df, xp), [[1.0, 3.5], [2.0, 4.5]])
+
+
+def test_torch_cuda_default_reads_the_devices_free_memory(monkeypatch):
+    """torch on a CUDA device plans with half that device's free memory (plus what torch's
+    allocator holds unused), as CuPy does; torch CPU keeps the host default."""
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as tx
+
+    from gpuknn import _memory as memory
+
+    monkeypatch.delenv("GPUKNN_WORKING_MEMORY", raising=False)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (30 << 30, 80 << 30))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: 6 << 30)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: 4 << 30)
+    assert memory.default_working_memory(tx, torch.device("cuda", 0)) == 16 << 30
+    assert memory.default_working_memory(tx, torch.device("cpu")) == 256 << 20
+    assert memory.default_working_memory(tx) == 256 << 20

@@ -17,7 +17,8 @@ faster, never different in what it promises (each promise is tested on every bac
 The layer is one package with one import point (``from gpuknn._delegation import ...``), in
 files by topic: :mod:`.arithmetic` (pair arithmetic, rounding bounds, the eigen-solve),
 :mod:`.arrays` (gathers, selection, ordering, counting), :mod:`.tiles` (the p-sweep's
-in-place tile updates) and :mod:`.device` (the device scope of entry points, sparse results).
+in-place tile updates), :mod:`.precision` (full-FP32 screening GEMMs) and :mod:`.device`
+(the device scope of entry points, sparse results).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from .arithmetic import dot64, matmul_unit_roundoff, sqdist64, sum64, symmetric_eigh
 from .arrays import bincount, kth_largest, mask_counts, max_abs, order_rows, take_rows
 from .device import csr_matrix, device_scope, on_input_device
+from .precision import fp32_matmul
 from .tiles import add_outer, gram_accumulate, scale_columns
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "sqdist64",
     "sum64",
     "matmul_unit_roundoff",
+    "fp32_matmul",
     "symmetric_eigh",
     "take_rows",
     "kth_largest",

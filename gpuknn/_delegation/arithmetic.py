@@ -119,7 +119,8 @@ def matmul_unit_roundoff(dtype: Any, xp: Any, device: Any = None) -> tuple[float
     """``(u, eta)`` of a GEMM in ``dtype`` on namespace ``xp``: unit roundoff and half the
     smallest subnormal, as the certified bounds of :mod:`gpuknn.ops.certify` need them.
 
-    float64: ``(2**-53, 2**-1075)``; float32: ``(2**-24, 2**-150)``, except where the
+    float64: ``(2**-53, 2**-1075)``; float32: ``(2**-24, 2**-150)`` on the host and
+    ``(2**-24, 2**-126)`` on a GPU (whose kernels may flush subnormals to zero), except where the
     library may run float32 products with shorter mantissas: TF32 (10 bits, ``u = 2**-11``)
     or bfloat16 (``u = 2**-8``). The switch is read where the library itself reads it, on
     every call (a certified bound that assumed FP32 while TF32 ran would be a wrong answer):
@@ -149,14 +150,20 @@ def matmul_unit_roundoff(dtype: Any, xp: Any, device: Any = None) -> tuple[float
     """
     if dtype == xp.float64:
         return 2.0**-53, 2.0**-1075
-    u = 2.0**-24
+    u, eta = 2.0**-24, 2.0**-150
     if is_cupy_namespace(xp):
-        u = _cupy_float32_roundoff()
+        u, eta = _cupy_float32_roundoff(), _FLUSHED
     elif is_torch_namespace(xp):
         kind = getattr(device, "type", None)
         kinds = ("cpu", "cuda") if kind is None else (kind,)
         u = max(_torch_float32_roundoff(k) for k in kinds)
-    return u, 2.0**-150
+        eta = _FLUSHED if "cuda" in kinds else eta
+    return u, eta
+
+
+# GPU float32 GEMMs may flush subnormal products and sums to zero: a tiny product then errs
+# by up to the smallest normal number, not half the smallest subnormal.
+_FLUSHED = 2.0**-126
 
 
 # Unit roundoff of a float32 product by the mantissa its inputs are rounded to.

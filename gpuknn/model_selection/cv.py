@@ -92,7 +92,7 @@ def fold_k_scores(
     MiB, as for :func:`gpuknn.kneighbors`.
     """
     xp = array_namespace(X_train)
-    wm = check_working_memory(working_memory, xp)  # bytes
+    wm = check_working_memory(working_memory, xp, device_of(X_train))  # bytes
     if magnitude is None:
         nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
     else:

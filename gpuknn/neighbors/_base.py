@@ -91,7 +91,13 @@ class NeighborsBase(BaseEstimator):
         mag = self._fit_magnitude
         self._tree = None if brute else build_tree(self._fit_X, name="X", magnitude=mag)
         # Prepared once here, not at every query (the engine's reference statistics and rows).
-        self._ref = PreparedReference(self._fit_X, metric=self.metric, name="X", magnitude=mag) if brute else None
+        self._ref = (
+            PreparedReference(
+                self._fit_X, metric=self.metric, name="X", magnitude=mag, working_memory=self.working_memory
+            )
+            if brute
+            else None
+        )
 
     def __getstate__(self) -> dict:
         # The prepared reference holds its array module, which does not pickle: rebuilt on load.
@@ -273,7 +279,7 @@ class RadiusNeighborsMixin:
         X, xp, _ = self._query(X)
         with device_scope(self._fit_X):  # X=None names no device: the fitted data's
             n, dev = int(X.shape[0]), device_of(X)
-            wm = check_working_memory(self.working_memory, xp)
+            wm = check_working_memory(self.working_memory, xp, device_of(X))
             rows = radius_rows(n, self.n_samples_fit_, wm)
             parts = []
             for b0 in range(0, n, rows):

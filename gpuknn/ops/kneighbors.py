@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .._backend import array_namespace, check_int, device_of, validate_matrix
-from .._delegation import on_input_device
+from .._delegation import fp32_matmul, on_input_device
 from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .certify import reference_bound
@@ -89,6 +89,9 @@ class PreparedReference:
     magnitude : float, optional
         ``max |R|`` when the caller has validated R already (:func:`gpuknn.ops.limits.check_values`);
         otherwise R is checked here (finite, squares in range).
+    working_memory : float, optional
+        MiB, as for :func:`kneighbors`: the rows are prepared in blocks of a quarter of it
+        (the whole reference at once on a GPU).
 
     Examples
     --------
@@ -98,14 +101,24 @@ class PreparedReference:
     array([[2]])
     """
 
-    def __init__(self, R: Any, *, metric: str = "euclidean", name: str = "R", magnitude: float | None = None):
+    def __init__(
+        self,
+        R: Any,
+        *,
+        metric: str = "euclidean",
+        name: str = "R",
+        magnitude: float | None = None,
+        working_memory: float | None = None,
+    ):
         check_metric(metric)
         xp = array_namespace(R)
         data = validate_matrix(R, xp, name=name, check_finite=False)
         # An estimator's fit has checked the rows already and passes their magnitude on.
         self.magnitude = check_values(data, xp, name=name) if magnitude is None else float(magnitude)
         self.metric = metric
-        self.reference = Reference(data, metric, keep_rows=True)
+        # Rows are prepared in blocks of a quarter of the budget (as a search would).
+        budget = check_working_memory(working_memory, xp, device_of(data))
+        self.reference = Reference(data, metric, keep_rows=True, prep_bytes=budget // 4)
 
     @property
     def data(self) -> Any:
@@ -255,9 +268,8 @@ def search(
     check_metric(metric)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric, names=names)
     k = check_int(k, name="k", low=1, high=ref.shape[0])
-    return search_validated(
-        Q, ref, k, magnitude=magnitude, working_memory=check_working_memory(working_memory, xp), labels=labels
-    )
+    wm = check_working_memory(working_memory, xp, device_of(Q))
+    return search_validated(Q, ref, k, magnitude=magnitude, working_memory=wm, labels=labels)
 
 
 def search_validated(
@@ -346,6 +358,15 @@ def kneighbors_keys(
     # 1 024 rows), on the host blocks a fraction of the 256 MiB default.
     ref.prep_rows = prep_rows(n_ref, ref.shape[1], working_memory // 4)
     warn_many_tiles(plan, n_q, n_ref, working_memory)
+    # Full-FP32 screening whatever the user's TF32 setting: under TF32 the certified bound
+    # settles no row and every row would take the float64 second pass. The bound is read
+    # inside the scope (reference_bound), so it is the one of the GEMMs that run.
+    with fp32_matmul(xp, device_of(Q)):
+        return _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, working_memory)
+
+
+def _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, working_memory):
+    """:func:`_search` with the plan's tiles halved after each out-of-memory error."""
     while True:
         try:
             return _search(

@@ -37,7 +37,7 @@ __all__ = [
 MIB = 1 << 20  # bytes in one MiB, the unit of every public ``working_memory``
 
 
-def check_working_memory(working_memory: Any, xp: Any) -> int:
+def check_working_memory(working_memory: Any, xp: Any, device: Any = None) -> int:
     """The byte budget of a public ``working_memory`` argument, given in MiB.
 
     Parameters
@@ -47,6 +47,8 @@ def check_working_memory(working_memory: Any, xp: Any) -> int:
         None: :func:`gpuknn._memory.default_working_memory` of ``xp``.
     xp : array namespace
         Whose default None stands for (unused otherwise).
+    device : optional
+        The arrays' device: a torch CUDA device gets half its free memory by default.
 
     Returns
     -------
@@ -64,7 +66,7 @@ def check_working_memory(working_memory: Any, xp: Any) -> int:
     (268435456, 524288)
     """
     if working_memory is None:
-        return default_working_memory(xp)
+        return default_working_memory(xp, device)
     if (
         isinstance(working_memory, bool)
         or not isinstance(working_memory, numbers.Real)  # Python and NumPy ints and floats

@@ -102,7 +102,7 @@ def kneighbors_partial(
     k = check_int(k, name="k", low=1)
     offset = check_int(offset, name="offset", low=0)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric)
-    wm = check_working_memory(working_memory, xp)
+    wm = check_working_memory(working_memory, xp, device_of(Q))
     kk = min(k, ref.shape[0])
     keys, idx, _ = kneighbors_keys(Q, ref, kk, working_memory=wm, magnitude=magnitude, exact_all=True)
     idx = idx + offset
