@@ -89,3 +89,11 @@ def test_cross_validate_k_budget():
     assert len(table.rows) == 600
     assert launches.count <= 3_000, launches.by_op.most_common(10)
     assert syncs.count <= 40, dict(syncs.by_kind)
+
+
+def test_cross_validate_k_launches_do_not_follow_the_rows():
+    """6 000 -> 12 000 rows: launches grow by at most 25 % (blocks sized by the budget, no
+    per-row loop, and rows the tile cannot certify settled in the one exact pass)."""
+    small = _cv_k(6_000)[0].count
+    big = _cv_k(12_000)[0].count
+    assert big <= 1.25 * small, (small, big)

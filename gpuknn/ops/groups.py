@@ -22,8 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from .._backend import array_namespace, device_of
+from .certify import certified
 from .exact import EXACT_BLOCK_BYTES, RowStats, exact_keys
-from .rerank import Reranked, rerank, take_stats
+from .rerank import Reranked, take_stats
 from .rows import replace_rows
 from .topk import merge_topk
 
@@ -60,8 +61,9 @@ def rerank_groups(
     exact distances of a row to get those ranks back. Returns a
     :class:`~gpuknn.ops.rerank.Reranked` whose ``keys`` are exact for the group members
     and tile-derived (within ``err``, key units) for the others; rows that are not
-    certified come from :func:`~gpuknn.ops.rerank.rerank` (exact keys, a threshold for the
-    second pass; ``ok`` where the exact k-th key certifies them after all).
+    certified get exact keys for every candidate in the same pass, as
+    :func:`~gpuknn.ops.rerank.rerank` would give them (a threshold for the second pass;
+    ``ok`` where the exact k-th key certifies them after all).
     """
     xp = array_namespace(tile_scores, index)
     local = index if local is None else local
@@ -101,7 +103,10 @@ def rerank_groups(
         # only where their labels differ.
         multi = multi & (_mixed_groups(labels, index, linked, gid, xp) | (gid == gk[:, None]))
         coarse = xp.zeros_like(multi)
-    flag = (multi & (gid <= gk[:, None]) | coarse) & ~exact_row[:, None] & ok[:, None]
+    # Rows the tile cannot certify get an exact key for every candidate in the same pass
+    # (rather than a re-rank of their own: a fixed ~300 launches whenever any row needs it).
+    bad = ~ok
+    flag = ((multi & (gid <= gk[:, None]) | coarse) & ok[:, None] | bad[:, None]) & ~exact_row[:, None]
     keys = xp.reshape(key_t, (-1,))
     flat_flag = xp.reshape(flag, (-1,))
     sub = xp.nonzero(xp.any(flag, axis=1))[0]
@@ -114,7 +119,8 @@ def rerank_groups(
     if sub.shape[0]:
         # Reorder by (key descending, index ascending). Groups need no key of their own:
         # every key of a group exceeds every key of the groups after it (their tile scores
-        # differ by over 2 e_q, and each key is within e_q of its tile score).
+        # differ by over 2 e_q, and each key is within e_q of its tile score); the rows
+        # that were not certified have every key exact.
         all_rows = sub.shape[0] == m
         kv = keys if all_rows else xp.take(keys, sub, axis=0)
         iv = index if all_rows else xp.take(index, sub, axis=0)
@@ -123,41 +129,15 @@ def rerank_groups(
             top_keys, top_idx = kv, iv
         else:
             top_keys, top_idx = replace_rows(sub, m, [(top_keys, kv), (top_idx, iv)])
-    err = xp.where(exact_row, xp.zeros_like(err), err)
-    res = Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, s[:, k - 1] - 2 * bound, err)
-    bad = xp.nonzero(~ok)[0]
-    if bad.shape[0] == 0:
-        return res
-    # Uncertified rows: every candidate exact, and the threshold of the second pass.
-    sub_res = rerank(
-        xp.take(Q, bad, axis=0),
-        R,
-        xp.take(tile_scores, bad, axis=0),
-        xp.take(index, bad, axis=0),
-        k,
-        metric,
-        ref_stats,
-        take_stats(q_stats, bad),
-        bound=xp.take(bound, bad),
-        scale=None if sc is None else xp.take(sc, bad),
-        shift=None if shift is None else xp.take(shift, bad),
-        complete=complete,
-        local=xp.take(local, bad, axis=0),
-        max_bytes=max_bytes,
-    )
-    # With every candidate exact, the k-th exact key may certify the row after all.
-    keys, idx, thr, err, ok = replace_rows(
-        bad,
-        m,
-        [
-            (res.keys, sub_res.keys),
-            (res.index, sub_res.index),
-            (res.threshold, sub_res.threshold),
-            (res.err, xp.zeros_like(sub_res.threshold)),
-            (ok, sub_res.ok),
-        ],
-    )
-    return Reranked(keys, idx, ok, thr, err)
+    # With every candidate exact, the k-th exact key (in tile units) may certify a row after
+    # all; otherwise the second pass collects every reference whose tile score reaches it
+    # minus the bound.
+    kth = top_keys[:, k - 1] if sc is None else top_keys[:, k - 1] * sc
+    kth = kth if shift is None else kth + shift
+    ok = ok | certified(tile_scores[:, -1], bound, kth, complete=complete)
+    thr = xp.where(bad, kth - bound, s[:, k - 1] - 2 * bound)
+    err = xp.where(exact_row | bad, xp.zeros_like(err), err)
+    return Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, thr, err)
 
 
 def _mixed_groups(labels: Any, index: Any, linked: Any, gid: Any, xp: Any) -> Any:
