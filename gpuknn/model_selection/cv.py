@@ -17,6 +17,7 @@ import numpy as np
 from .._backend import array_namespace, device_of, to_numpy, validate_matrix
 from .._delegation import on_input_device, take_rows
 from .._labels import encode_labels
+from .._memory import preferred_tile_bytes
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.exact import distance_interval, keys_to_distances
@@ -93,6 +94,7 @@ def fold_k_scores(
     """
     xp = array_namespace(X_train)
     wm = check_working_memory(working_memory, xp, device_of(X_train))  # bytes
+    cap = preferred_tile_bytes(xp)
     if magnitude is None:
         nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
     else:
@@ -114,8 +116,9 @@ def fold_k_scores(
         bounds=va["bounds"],
         refine=va["refine"],
         # The votes' temporaries (about four (rows, k_max, classes) float64 arrays) in an
-        # eighth of the budget: one block on a GPU, not one per 4 MiB of totals.
-        max_bytes=max(1, wm // 8),
+        # eighth of the budget: one block on a GPU, not one per 4 MiB of totals (the host
+        # keeps cache-sized blocks).
+        max_bytes=max(1, wm // 8 if cap is None else min(wm // 8, cap)),
     )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._backend import array_namespace, device_of
+from .._backend import array_namespace, device_of, to_numpy
 from .certify import certified
 from .exact import EXACT_BLOCK_BYTES, RowStats, exact_keys
 from .rerank import Reranked, take_stats
@@ -111,7 +111,7 @@ def rerank_groups(
     flat_flag = xp.reshape(flag, (-1,))
     sub = xp.nonzero(xp.any(flag, axis=1))[0]
     if sub.shape[0]:
-        ex = _flagged_keys(Q, R, local, flag, metric, ref_stats, q_stats, xp, max_bytes)
+        ex = _flagged_keys(Q, R, local, flag, sub, metric, ref_stats, q_stats, xp, max_bytes)
         pos = xp.cumulative_sum(xp.astype(flat_flag, xp.int64)) - 1
         keys = xp.where(flat_flag, xp.take(ex, xp.clip(pos, min=0)), keys)
     keys = xp.reshape(keys, (m, kk))
@@ -171,16 +171,38 @@ def _coarse(key_t: Any, err: Any, metric: str, k: int, xp: Any) -> Any:
     return near & head
 
 
-def _flagged_keys(Q, R, local, flag, metric, ref_stats, q_stats, xp, max_bytes):
+def _flagged_keys(Q, R, local, flag, sub, metric, ref_stats, q_stats, xp, max_bytes):
     """Exact keys of the flagged candidates, in row-major order of ``flag``.
 
-    One key per flagged pair, its query row gathered with it: a (rows, widest row) block
-    would compute about four keys per flagged one (Fashion-MNIST's widest row is ~4x the
-    mean) and take a host sync for its width.
+    ``sub``: the rows with a flag. One transfer reads how many pairs are flagged and the
+    widest row; then the cheaper of two layouts computes them. Where the flags are dense
+    (the block below holds at most twice the flagged pairs: large k) each row's flagged
+    candidates are packed left in a (rows, widest) block and the query row is broadcast
+    over them; where they are sparse (Fashion-MNIST at k = 10: the block would be ~4x the
+    pairs) each flagged pair gathers its own query row. The keys are the same either way
+    (a key depends on its two rows alone).
     """
-    m, kk = flag.shape
-    pos = xp.nonzero(xp.reshape(flag, (-1,)))[0]
+    fl = xp.take(flag, sub, axis=0)
+    counts = xp.sum(xp.astype(fl, xp.int64), axis=1)
+    total, width = (int(v) for v in to_numpy(xp.stack([xp.sum(counts), xp.max(counts)])))
+    if sub.shape[0] * width <= 2 * total:
+        dev = device_of(fl)
+        order = xp.argsort(xp.astype(~fl, xp.int32), axis=1, stable=True)[:, :width]
+        valid = xp.arange(width, device=dev)[None, :] < counts[:, None]
+        idx = xp.take_along_axis(xp.take(local, sub, axis=0), xp.where(valid, order, xp.zeros_like(order)), axis=1)
+        keys = exact_keys(
+            xp.take(Q, sub, axis=0), R, idx, metric, ref_stats, q_stats=take_stats(q_stats, sub), max_bytes=max_bytes
+        )
+        return xp.take(xp.reshape(keys, (-1,)), _first(xp.reshape(valid, (-1,)), total, xp))
+    kk = flag.shape[1]
+    pos = _first(xp.reshape(flag, (-1,)), total, xp)
     rows = pos // kk
     idx = xp.take(xp.reshape(local, (-1,)), pos)[:, None]
     q = xp.take(Q, rows, axis=0)
     return exact_keys(q, R, idx, metric, ref_stats, q_stats=take_stats(q_stats, rows), max_bytes=max_bytes)[:, 0]
+
+
+def _first(mask: Any, n: int, xp: Any) -> Any:
+    """Positions of the ``n`` True entries of a flat ``mask`` (``n`` known), ascending: a
+    stable sort instead of ``nonzero``, whose output size would cost a host sync."""
+    return xp.argsort(xp.astype(~mask, xp.int8), stable=True)[:n]

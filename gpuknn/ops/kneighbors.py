@@ -350,22 +350,23 @@ def kneighbors_keys(
     itemsize = 8 if tile_dtype == xp.float64 else 4
     working_memory = raise_to_minimum(working_memory, n_q, kk, ref.width)
     # A quarter of the budget is left to the float64 row preparation and the exact pass.
-    plan = plan_tiles(
-        n_q, n_ref, ref.width, itemsize, max(1, working_memory * 3 // 4), tile_bytes=preferred_tile_bytes(xp)
-    )
+    cap = preferred_tile_bytes(xp)
+    plan = plan_tiles(n_q, n_ref, ref.width, itemsize, max(1, working_memory * 3 // 4), tile_bytes=cap)
     # That quarter sizes the blocks of the row preparation and of the exact pass: on a GPU
     # the whole reference and every candidate at once (launches and syncs per call, not per
-    # 1 024 rows), on the host blocks a fraction of the 256 MiB default.
-    ref.prep_rows = prep_rows(n_ref, ref.shape[1], working_memory // 4)
+    # 1 024 rows); on the host cache-sized blocks, as for the score tile (larger ones only
+    # add memory traffic there).
+    block_bytes = working_memory // 4 if cap is None else min(working_memory // 4, cap)
+    ref.prep_rows = prep_rows(n_ref, ref.shape[1], block_bytes)
     warn_many_tiles(plan, n_q, n_ref, working_memory)
     # Full-FP32 screening whatever the user's TF32 setting: under TF32 the certified bound
     # settles no row and every row would take the float64 second pass. The bound is read
     # inside the scope (reference_bound), so it is the one of the GEMMs that run.
     with fp32_matmul(xp, device_of(Q)):
-        return _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, working_memory)
+        return _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, max(1, block_bytes))
 
 
-def _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, working_memory):
+def _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, exact_bytes):
     """:func:`_search` with the plan's tiles halved after each out-of-memory error."""
     while True:
         try:
@@ -379,7 +380,7 @@ def _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, wor
                 xp,
                 exact_all=exact_all or Q.dtype == xp.float64,
                 labels=labels,
-                exact_bytes=max(1, working_memory // 4),
+                exact_bytes=exact_bytes,
             )
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
             if not is_out_of_memory(exc) or (plan.rows == 1 and plan.cols == 1):
