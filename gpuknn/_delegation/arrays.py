@@ -50,7 +50,7 @@ def kth_largest(S: Any, k: int) -> Any:
     """Exact k-th largest value of each row of ``S`` (rows,).
 
     NumPy: ``partition``; torch: ``topk``; a namespace with ``top_k``: that; generic: a
-    full ``sort``. CuPy: ``-partition(-S, k - 1)``, since CuPy's ``partition`` selects only
+    full ``sort``. CuPy: ``-S`` partitioned in place at ``k - 1``, since CuPy's ``partition`` selects only
     for ``kth < 512`` (:data:`CUPY_SELECT_MAX`) and sorts whole rows beyond -- with ~24 B of
     scratch per element that a tile plan does not budget. For larger k it sorts row chunks of
     at most :data:`CUPY_SORT_SCRATCH` bytes of scratch.
@@ -71,7 +71,11 @@ def kth_largest(S: Any, k: int) -> Any:
         import cupy  # noqa: PLC0415 - only reached with CuPy arrays in hand
 
         if k - 1 < CUPY_SELECT_MAX:
-            return -cupy.partition(-S, k - 1, axis=1)[:, k - 1]
+            # One copy of the tile, partitioned in place: the scratch the plan counts
+            # (``cupy.partition(-S)`` would make a second).
+            neg = -S
+            neg.partition(k - 1, axis=1)
+            return -neg[:, k - 1]
         step = max(1, CUPY_SORT_SCRATCH // (24 * m))
         return cupy.concatenate([cupy.sort(S[r : r + step], axis=1)[:, m - k] for r in range(0, S.shape[0], step)])
     if is_torch_namespace(xp):

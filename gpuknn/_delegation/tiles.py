@@ -16,9 +16,8 @@ def gram_accumulate(G: Any, A: Any, B: Any, *, first: bool = False) -> Any:
 
     The p-sweep grows one Gram tile over the PCA grid; a fresh tile per p would double its
     memory. NumPy: BLAS ``gemm`` with ``beta = 1`` into a C-contiguous G (SciPy's wrapper);
-    torch: ``addmm_`` (``matmul(out=G)`` first); CuPy: the product, then an in-place add
-    (the product's block comes back to CuPy's pool: no new device allocation per p);
-    generic: a new array. Use the return value: it is G itself where written in place.
+    torch: ``addmm_`` (``matmul(out=G)`` first); CuPy: cuBLAS ``gemm`` with ``beta = 1``
+    into G (``matmul(out=G)`` first); generic: a new array. Use the return value: it is G itself where written in place.
 
     Examples
     --------
@@ -41,10 +40,13 @@ def gram_accumulate(G: Any, A: Any, B: Any, *, first: bool = False) -> Any:
         return torch.matmul(A, B.mT, out=G) if first else G.addmm_(A, B.mT)
     if is_cupy_namespace(xp) and G.dtype == A.dtype == B.dtype:
         import cupy  # noqa: PLC0415 - only reached with CuPy arrays in hand
+        import cupy.cublas  # noqa: PLC0415
 
         if first:
             return cupy.matmul(A, B.T, out=G)
-        return cupy.add(G, cupy.matmul(A, B.T), out=G)
+        # cuBLAS gemm with beta = 1 into G itself (a C-ordered G is written as G.T in
+        # Fortran order): no product-sized temporary per p, which the plan does not count.
+        return cupy.cublas.gemm("N", "T", A, B, out=G, alpha=1.0, beta=1.0)
     return A @ B.T if first else G + A @ B.T
 
 
@@ -64,8 +66,8 @@ def scale_columns(G: Any, w: Any, *, shift: bool = False, out: Any = None) -> An
 
 def add_outer(S: Any, alpha: float, x: Any, y: Any) -> Any:
     """``S + alpha * x ⊗ y`` for a tile S (m, n), x (m,), y (n,): in place on NumPy (BLAS
-    ``ger`` through SciPy, on a C-contiguous S), torch (``addr_``) and CuPy (an in-place
-    add); generic: a new array. Use the return value."""
+    ``ger`` through SciPy, on a C-contiguous S), torch (``addr_``) and CuPy (cuBLAS
+    ``ger``); generic: a new array. Use the return value."""
     xp = array_namespace(S, x, y)
     x, y = xp.astype(x, S.dtype), xp.astype(y, S.dtype)
     if is_numpy_namespace(xp) and S.flags.c_contiguous:
@@ -77,10 +79,13 @@ def add_outer(S: Any, alpha: float, x: Any, y: Any) -> Any:
         return S if res.base is S or res.base is S.base and S.base is not None else res.T
     if is_torch_namespace(xp):
         return S.addr_(x, y, alpha=alpha)
-    if is_cupy_namespace(xp):
+    if is_cupy_namespace(xp) and S.dtype.char in "fd":
         import cupy  # noqa: PLC0415 - only reached with CuPy arrays in hand
+        import cupy.cublas  # noqa: PLC0415
 
-        return cupy.add(S, alpha * x[:, None] * y[None, :], out=S)
+        # cuBLAS ger into S itself: no tile-sized temporary for the outer product.
+        cupy.cublas.ger(alpha, cupy.ascontiguousarray(x), cupy.ascontiguousarray(y), S)
+        return S
     return S + alpha * x[:, None] * y[None, :]
 
 
