@@ -400,33 +400,11 @@ def _tile_dtype(Q: Any, n_ref: int, width: int, magnitude: float, xp: Any) -> An
     return xp.float32 if big and magnitude < _FLOAT32_SAFE else xp.float64
 
 
-def _search(
-    Q: Any,
-    ref: Reference,
-    k: int,
-    kk: int,
-    plan: TilePlan,
-    dtype: Any,
-    xp: Any,
-    *,
-    exact_all: bool,
-    labels: Any = None,
-    exact_bytes: int,
-):
-    """Run one tile plan: keys, indices (n_queries, k) and key errors (n_queries,)."""
+def _search(Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, **options: Any):
+    """Run one tile plan: keys, indices (n_queries, k) and key errors (n_queries,);
+    ``options`` (``exact_all``, ``labels``, ``exact_bytes``) go to :func:`_search_chunk`."""
     out = [
-        _search_chunk(
-            Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :],
-            ref,
-            k,
-            kk,
-            plan,
-            dtype,
-            xp,
-            exact_all=exact_all,
-            labels=labels,
-            exact_bytes=exact_bytes,
-        )
+        _search_chunk(Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :], ref, k, kk, plan, dtype, xp, **options)
         for q0 in range(0, Q.shape[0], plan.query_chunk)
     ]
     if len(out) == 1:
