@@ -28,7 +28,7 @@ from .rerank import Reranked, take_stats
 from .rows import replace_rows
 from .topk import merge_topk
 
-__all__ = ["rerank_groups"]
+__all__ = ["rerank_groups", "decide_groups"]
 
 
 def rerank_groups(
@@ -64,6 +64,48 @@ def rerank_groups(
     certified get exact keys for every candidate in the same pass, as
     :func:`~gpuknn.ops.rerank.rerank` would give them (a threshold for the second pass;
     ``ok`` where the exact k-th key certifies them after all).
+    """
+    xp = array_namespace(Q)
+
+    def exact(rows: Any, idx: Any) -> Any:
+        q = take_stats(q_stats, rows)
+        return exact_keys(xp.take(Q, rows, axis=0), R, idx, metric, ref_stats, q_stats=q, max_bytes=max_bytes)
+
+    return decide_groups(
+        tile_scores,
+        index,
+        k,
+        metric,
+        bound=bound,
+        scale=scale,
+        shift=shift,
+        complete=complete,
+        local=local,
+        labels=labels,
+        exact=exact,
+    )
+
+
+def decide_groups(
+    tile_scores: Any,
+    index: Any,
+    k: int,
+    metric: str,
+    *,
+    bound: Any,
+    scale: Any = None,
+    shift: Any = None,
+    complete: bool,
+    local: Any = None,
+    labels: Any = None,
+    exact: Any,
+) -> Reranked:
+    """:func:`rerank_groups` with the exact keys from ``exact(rows, idx)``: the keys (float64,
+    shape of ``idx``) of query rows ``rows`` (int, ascending, into the rows of ``index``)
+    against the references ``idx`` (numbers of ``local``). The group logic sees only tile
+    scores and indices, so lists stacked from several searches -- the p-sweep's grid
+    positions, each with its own columns -- are decided in one call, with an ``exact`` that
+    computes each search's keys its own way.
     """
     xp = array_namespace(tile_scores, index)
     local = index if local is None else local
@@ -111,7 +153,7 @@ def rerank_groups(
     flat_flag = xp.reshape(flag, (-1,))
     sub = xp.nonzero(xp.any(flag, axis=1))[0]
     if sub.shape[0]:
-        ex = _flagged_keys(Q, R, local, flag, sub, metric, ref_stats, q_stats, xp, max_bytes)
+        ex = _flagged_keys(local, flag, sub, exact, xp)
         pos = xp.cumulative_sum(xp.astype(flat_flag, xp.int64)) - 1
         keys = xp.where(flat_flag, xp.take(ex, xp.clip(pos, min=0)), keys)
     keys = xp.reshape(keys, (m, kk))
@@ -171,7 +213,7 @@ def _coarse(key_t: Any, err: Any, metric: str, k: int, xp: Any) -> Any:
     return near & head
 
 
-def _flagged_keys(Q, R, local, flag, sub, metric, ref_stats, q_stats, xp, max_bytes):
+def _flagged_keys(local, flag, sub, exact, xp):
     """Exact keys of the flagged candidates, in row-major order of ``flag``.
 
     ``sub``: the rows with a flag. One transfer reads how many pairs are flagged and the
@@ -190,16 +232,11 @@ def _flagged_keys(Q, R, local, flag, sub, metric, ref_stats, q_stats, xp, max_by
         order = xp.argsort(xp.astype(~fl, xp.int32), axis=1, stable=True)[:, :width]
         valid = xp.arange(width, device=dev)[None, :] < counts[:, None]
         idx = xp.take_along_axis(xp.take(local, sub, axis=0), xp.where(valid, order, xp.zeros_like(order)), axis=1)
-        keys = exact_keys(
-            xp.take(Q, sub, axis=0), R, idx, metric, ref_stats, q_stats=take_stats(q_stats, sub), max_bytes=max_bytes
-        )
+        keys = exact(sub, idx)
         return xp.take(xp.reshape(keys, (-1,)), _first(xp.reshape(valid, (-1,)), total, xp))
     kk = flag.shape[1]
     pos = _first(xp.reshape(flag, (-1,)), total, xp)
-    rows = pos // kk
-    idx = xp.take(xp.reshape(local, (-1,)), pos)[:, None]
-    q = xp.take(Q, rows, axis=0)
-    return exact_keys(q, R, idx, metric, ref_stats, q_stats=take_stats(q_stats, rows), max_bytes=max_bytes)[:, 0]
+    return exact(pos // kk, xp.take(xp.reshape(local, (-1,)), pos)[:, None])[:, 0]
 
 
 def _first(mask: Any, n: int, xp: Any) -> Any:
