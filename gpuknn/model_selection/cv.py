@@ -20,7 +20,7 @@ from .._labels import encode_labels
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.exact import distance_interval, keys_to_distances
-from ..ops.gram import prefix_reference
+from ..ops.gram import prefix_references
 from ..ops.kneighbors import search, search_validated
 from ..ops.limits import check_values, check_working_memory
 from ..ops.psweep import prefix_refine
@@ -122,7 +122,7 @@ def fold_kp_scores(
     """``{p: scores}`` for every p on one fold, from rows projected onto ``max(ps)`` components."""
     xp = array_namespace(Z_train)
     ps = sorted(set(ps))
-    refs = [prefix_reference(Z_train, p, metric) for p in ps]
+    refs = prefix_references(Z_train, ps, metric, budget=check_working_memory(working_memory, xp))
     nbrs = neighbors_for_p_sweep(
         Z_train,
         Z_test,

@@ -21,35 +21,48 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from .._backend import array_namespace, device_of
+from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import add_outer, dot64, scale_columns
+from .._memory import preferred_tile_bytes
 from .certify import U64, gamma
 from .exact import RowStats, concat_stats, row_kappa, row_stats
 
 __all__ = [
     "prefix_stats",
+    "prefix_norms",
     "score_from_gram",
     "PrefixReference",
-    "prefix_reference",
+    "prefix_references",
     "prefix_bound",
 ]
 
 
 def prefix_stats(Z: Any, ps: list[int]) -> tuple[list[Any], list[Any]]:
-    """Row sums and squared norms of ``Z[:, :p]`` for every p in ``ps`` (ascending)."""
+    """Row sums and squared norms of ``Z[:, :p]`` for every p in ``ps`` (ascending).
+
+    Two cumulative sums over the columns, read at the grid's p: a handful of launches for
+    the whole grid instead of a few per p. Each entry is a sum of p rounded terms (in
+    whatever order the backend's scan adds them), which :func:`prefix_bound` counts.
+    """
     xp = array_namespace(Z)
-    sums, norms = [], []
-    s = xp.zeros(Z.shape[0], dtype=Z.dtype, device=device_of(Z))
-    n2 = xp.zeros(Z.shape[0], dtype=Z.dtype, device=device_of(Z))
-    prev = 0
-    for p in ps:
-        block = Z[:, prev:p]
-        s = s + xp.sum(block, axis=1)
-        n2 = n2 + xp.sum(block * block, axis=1)
-        sums.append(s)
-        norms.append(n2)
-        prev = p
-    return sums, norms
+    at = xp.asarray([p - 1 for p in ps], dtype=xp.int64, device=device_of(Z))
+    Zp = Z[:, : ps[-1]]
+    sums = xp.take(xp.cumulative_sum(Zp, axis=1), at, axis=1)
+    norms = xp.take(xp.cumulative_sum(Zp * Zp, axis=1), at, axis=1)
+    return [sums[:, j] for j in range(len(ps))], [norms[:, j] for j in range(len(ps))]
+
+
+def prefix_norms(Z: Any, ps: list[int]) -> Any:
+    """``|Z[i, :p]|`` (float64, shape (n, len(ps))) for every p in ``ps`` (ascending).
+
+    For the tile bounds only (not the canonical statistics of the exact keys): a float64
+    cumulative sum of the exact float64 squares, whose rounding (below ``gamma_p`` of
+    float64) the bounds' float64 terms cover.
+    """
+    xp = array_namespace(Z)
+    Z64 = xp.astype(Z[:, : ps[-1]], xp.float64)
+    at = xp.asarray([p - 1 for p in ps], dtype=xp.int64, device=device_of(Z))
+    return xp.sqrt(xp.take(xp.cumulative_sum(Z64 * Z64, axis=1), at, axis=1))
 
 
 class PrefixReference(NamedTuple):
@@ -67,26 +80,53 @@ class PrefixReference(NamedTuple):
     kappa_rows: Any = None
 
 
-def prefix_reference(Z: Any, p: int, metric: str, *, block_rows: int = 4096) -> PrefixReference:
-    """:class:`PrefixReference` of the rows of ``Z[:, :p]`` (in row blocks)."""
+def prefix_references(Z: Any, ps: list[int], metric: str, *, budget: int) -> list[PrefixReference]:
+    """:class:`PrefixReference` of the rows of ``Z[:, :p]`` for every p in ``ps``.
+
+    The statistics of each p are the canonical ones (:func:`row_stats`, computed per p:
+    the exact keys need their bits). Rows go in blocks of about ``budget`` bytes of
+    float64 work (capped at the host's cache-sized tile,
+    :func:`gpuknn._memory.preferred_tile_bytes`; a device takes whole columns at once),
+    and every p's ``kappa`` comes to the host in one transfer for the whole grid, not one
+    per block.
+    """
     xp = array_namespace(Z)
-    parts, kappa, rows = [], 0.0, []
-    for b0 in range(0, Z.shape[0], block_rows):
-        X = Z[b0 : min(b0 + block_rows, Z.shape[0]), :p]
-        st = row_stats(X, metric)
-        parts.append(st)
-        if metric == "correlation":  # |r| / |r - m|, 0 for rows that are zero once centred
-            kap = row_kappa(st, p)
-            kappa = max(kappa, float(xp.max(kap)))
-            rows.append(xp.astype(kap * (1 + 2.0**-20), Z.dtype))
-        elif metric == "cosine":
-            kappa = max(kappa, float(xp.max(st.norm * st.inv_norm)))
-        else:
-            kappa = max(kappa, float(xp.max(xp.sqrt(dot64(X, X)))))
-    stats = concat_stats(parts, xp)
-    weight = None if stats.inv_norm is None else xp.astype(stats.inv_norm, Z.dtype)
-    kappa_rows = None if not rows else (rows[0] if len(rows) == 1 else xp.concat(rows))
-    return PrefixReference(stats, weight, kappa, kappa_rows)
+    n = Z.shape[0]
+    cap = preferred_tile_bytes(xp)
+    block_bytes = budget if cap is None else min(budget, cap)
+    stats, weights, rows, maxima = [], [], [], []  # maxima: per p, its blocks' largest kappa
+    for p in ps:
+        step = max(1, min(n, block_bytes // (p * _STATS_ENTRY_BYTES)))
+        parts, kap_rows, per_block = [], [], []
+        for b0 in range(0, n, step):
+            X = Z[b0 : min(b0 + step, n), :p]
+            st = row_stats(X, metric)
+            parts.append(st)
+            if metric == "correlation":  # |r| / |r - m|, 0 for rows that are zero once centred
+                kap = row_kappa(st, p)
+                per_block.append(xp.max(kap))
+                kap_rows.append(xp.astype(kap * (1 + 2.0**-20), Z.dtype))
+            elif metric == "cosine":
+                per_block.append(xp.max(st.norm * st.inv_norm))
+            else:
+                per_block.append(xp.max(xp.sqrt(dot64(X, X))))
+        st = concat_stats(parts, xp)
+        stats.append(st)
+        weights.append(None if st.inv_norm is None else xp.astype(st.inv_norm, Z.dtype))
+        rows.append(None if not kap_rows else (kap_rows[0] if len(kap_rows) == 1 else xp.concat(kap_rows)))
+        maxima.append(per_block)
+    flat = [m for per_block in maxima for m in per_block]
+    host = to_numpy(xp.stack(flat)).tolist() if flat else []
+    kappas, at = [], 0
+    for per_block in maxima:
+        kappas.append(max([0.0] + host[at : at + len(per_block)]))
+        at += len(per_block)
+    return [PrefixReference(*fields) for fields in zip(stats, weights, kappas, rows)]
+
+
+# Bytes of float64 work per entry of a reference block in row_stats (float64 copies and
+# products of the block).
+_STATS_ENTRY_BYTES = 24
 
 
 def score_from_gram(
@@ -128,10 +168,11 @@ def prefix_bound(
     """``(bound, scale, shift, lift)`` (float64 (m,)) of the p-sweep's tile scores.
 
     A tile score is within ``bound`` of ``scale * key + shift`` (the exact key in tile
-    units) for every reference. ``q_norm`` is ``|q[:p]|`` (float64). The Gram matrix and the
-    prefix sums grow in ``steps`` blocks up to p (default p): each block a sum of its own
-    length plus one addition, so every entry is a sum of at most ``p + steps`` rounded terms
-    (``gamma_{p+steps+2}``, in any order); the rest follows :mod:`gpuknn.ops.certify`, the
+    units) for every reference. ``q_norm`` is ``|q[:p]|`` (float64, to float64 rounding).
+    The Gram matrix grows in ``steps`` blocks up to p (default p): each block a sum of its
+    own length plus one addition, so every entry is a sum of at most ``p + steps`` rounded
+    terms (``gamma_{p+steps+2}``, in any order), as is every prefix sum (p terms,
+    :func:`prefix_stats`); the rest follows :mod:`gpuknn.ops.certify`, the
     weights being the exact ones rounded once.
 
     ``per_row`` (correlation): the error of a reference's score is at most

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._backend import array_namespace, device_of, validate_matrix
-from .._delegation import dot64, gram_accumulate, matmul_unit_roundoff
+from .._backend import array_namespace, device_of, to_numpy, validate_matrix
+from .._delegation import gram_accumulate, matmul_unit_roundoff
 from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .distance import check_metric
 from .exact import exact_keys, keys_to_distances, row_stats
-from .gram import prefix_bound, prefix_reference, prefix_stats, score_from_gram
+from .gram import prefix_bound, prefix_norms, prefix_references, prefix_stats, score_from_gram
 from .groups import rerank_groups
 from .kneighbors import candidate_margin
 from .limits import check_working_memory
@@ -74,8 +74,8 @@ def neighbors_for_p_sweep(
         and, per test row, a bound on their error (0 where every key is exact), which exact
         decisions on the distances need (:func:`gpuknn.votes_for_many_k`).
     references : sequence of PrefixReference, optional
-        :func:`gpuknn.ops.gram.prefix_reference` of Z_train at each p of the sorted grid,
-        when the caller has them already.
+        :func:`gpuknn.ops.gram.prefix_references` of Z_train for the sorted grid, when the
+        caller has them already.
     labels : int array (n_train,), optional
         As for :func:`gpuknn.ops.kneighbors.search`: the caller reads only labels and certified
         distances, so neighbours of one label may keep their tile order among themselves.
@@ -117,7 +117,7 @@ def neighbors_for_p_sweep(
     u, eta = matmul_unit_roundoff(Z_train.dtype, xp, device_of(Z_train))
     r_sum, r_n2 = prefix_stats(Z_train, ps)
     q_sum, _ = prefix_stats(Z_test, ps)
-    refs = list(references) if references is not None else [prefix_reference(Z_train, p, metric) for p in ps]
+    refs = list(references) if references is not None else prefix_references(Z_train, ps, metric, budget=budget)
     sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols)
     parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
@@ -132,12 +132,14 @@ def neighbors_for_p_sweep(
             continue
         tiles = []
         for a, b in group:
+            q_norms = prefix_norms(Z_test[a:b, :], ps)
             bounds = [
                 _bounds(
                     Z_test[a:b, :p],
                     p,
                     metric,
                     refs[j],
+                    q_norms[:, j],
                     u=u64 if j in sweep.wide else u,
                     eta=eta64 if j in sweep.wide else eta,
                     steps=j + 1,
@@ -153,8 +155,15 @@ def neighbors_for_p_sweep(
         )
         cands = _nominate(sweep, tiles, kk, progress)
         for (a, b), (Zq, qs, bounds), cand in zip(group, tiles, cands):
+            first = [_first_pass(sweep, j, cand[j], Zq, k_max, bounds[j], labels) for j in range(len(ps))]
+            # Which sizes have rows the certificate left open: one transfer for the grid.
+            settled = to_numpy(xp.stack([xp.all(res.ok) for res in first])).tolist()
             for j, p in enumerate(ps):
-                keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Zq, qs[j], k_max, bounds[j], labels)
+                res = first[j]
+                if settled[j]:
+                    keys, best, err, failed = res.keys, res.index, res.err, 0
+                else:
+                    keys, best, err, failed = _second_pass(sweep, j, res, Zq, qs[j], k_max, bounds[j])
                 parts[p].append(
                     (keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype), best, err)
                 )
@@ -300,22 +309,20 @@ _SECOND_PASS_COLS = 1024
 _PROBE_ROWS = 64
 
 
-def _bounds(Zq, p, metric, ref, *, u, eta, steps):
+def _bounds(Zq, p, metric, ref, q_norm, *, u, eta, steps):
     """Query statistics and the tile bounds at size p (:func:`gpuknn.ops.gram.prefix_bound`;
-    ``steps``: the grid blocks the Gram matrix grew in up to p)."""
-    xp = array_namespace(Zq)
+    ``q_norm``: ``|Zq|`` (:func:`gpuknn.ops.gram.prefix_norms`); ``steps``: the grid blocks
+    the Gram matrix grew in up to p)."""
     q_stats = row_stats(Zq, metric)
-    q_norm = xp.sqrt(dot64(Zq, Zq))
     bound, scale, shift, lift = prefix_bound(
         metric, p, q_stats, q_norm, ref, u=u, eta=eta, per_row=ref.kappa > _KAPPA_SPREAD, steps=steps
     )
     return q_stats, bound, scale, lift, shift
 
 
-def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds, labels=None):
-    """Exact order of the top k (keys, indices, errors) at ps[j] from the tile candidates;
-    rows the certificate cannot settle take every reference whose score reaches their
-    threshold (:meth:`_Sweep.collect`)."""
+def _first_pass(sweep, j, cand, Zq, k, bounds, labels=None):
+    """Exact order of the top k at ps[j] from the tile candidates
+    (:class:`~gpuknn.ops.rerank.Reranked`; rows not ``ok`` need :func:`_second_pass`)."""
     xp = sweep.xp
     p, metric, ref = sweep.ps[j], sweep.metric, sweep.refs[j]
     vals, idx = cand
@@ -325,11 +332,18 @@ def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds, labels=None):
     # exact distances: every candidate exact there; near-tie groups only otherwise.
     common = dict(bound=bound, scale=scale, shift=shift, complete=idx.shape[1] >= Zr.shape[0])
     if lift is not None or Zq.dtype == xp.float64:
-        res = rerank(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, **common)
-    else:
-        res = rerank_groups(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, labels=labels, **common)
-    if bool(xp.all(res.ok)):
-        return res.keys, res.index, res.err, 0
+        return rerank(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, **common)
+    return rerank_groups(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, labels=labels, **common)
+
+
+def _second_pass(sweep, j, res, Zq, q_sum, k, bounds):
+    """Keys, indices, errors and the count of rows that failed for want of precision at
+    ps[j]: rows the certificate could not settle take every reference whose score reaches
+    their threshold (:meth:`_Sweep.collect`)."""
+    xp = sweep.xp
+    p, metric, ref = sweep.ps[j], sweep.metric, sweep.refs[j]
+    Zp, Zr = Zq[:, :p], sweep.Z[:, :p]
+    q_stats = bounds[0]
     bad = xp.nonzero(~res.ok)[0]
     kth, qb_stats = xp.take(res.keys[:, k - 1], bad), take_stats(q_stats, bad)
     batches = sweep.collect(
