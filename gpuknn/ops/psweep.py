@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._backend import array_namespace, device_of, to_numpy, validate_matrix
+import numpy as np
+
+from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
 from .._delegation import gram_accumulate, matmul_unit_roundoff
 from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
@@ -373,15 +375,33 @@ def _rows_of(bounds, rows, xp):
     return take_stats(q_stats, rows), sub(bound), sub(scale), sub(lift), sub(shift)
 
 
-def prefix_refine(Z_test: Any, Z_train: Any, p: int, index: Any, metric: str, stats: Any):
-    """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists at size p:
-    the exact float64 distances of the given test rows' neighbours in ``Z[:, :p]``, ascending
-    (``stats``: the :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]``)."""
+def prefix_refine(Z_test: Any, Z_train: Any, ps: Sequence[int], index: Any, metric: str, stats: Sequence[Any]):
+    """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists stacked
+    over the sizes ``ps`` (``index``: ``len(ps)`` sets of ``len(Z_test)`` rows, in the
+    order of ``ps``): the exact float64 distances of the given stacked rows' neighbours in
+    ``Z[:, :p]`` of their set's p, ascending (``stats``: the
+    :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]`` for each p).
+
+    The row numbers come to the host once, to find their sizes; each size present takes
+    one exact pass."""
+    n = Z_test.shape[0]
 
     def refine(rows: Any) -> Any:
         xp = array_namespace(index)
-        keys = exact_keys(xp.take(Z_test, rows, axis=0), Z_train, xp.take(index, rows, axis=0), metric, stats, n_cols=p)
-        return keys_to_distances(xp.sort(keys, axis=1, descending=True), metric)  # rank by rank
+        sets = to_numpy(rows) // n  # one transfer: which size each row belongs to
+        order = np.argsort(sets, kind="stable")
+        parts = []
+        for s in np.unique(sets).tolist():
+            at = order[np.searchsorted(sets[order], s) : np.searchsorted(sets[order], s, side="right")]
+            r = xp.take(rows, from_numpy(at, xp, device=device_of(rows)))
+            idx = xp.take(index, r, axis=0)
+            keys = exact_keys(xp.take(Z_test, r - s * n, axis=0), Z_train, idx, metric, stats[s], n_cols=ps[s])
+            parts.append(keys_to_distances(xp.sort(keys, axis=1, descending=True), metric))  # rank by rank
+        out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        if np.array_equal(order, np.arange(order.shape[0])):
+            return out
+        back = from_numpy(np.argsort(order), xp, device=device_of(rows))  # the callers' row order
+        return xp.take(out, back, axis=0)
 
     return refine
 
