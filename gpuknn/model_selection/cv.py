@@ -155,6 +155,10 @@ def fold_kp_scores(
         for group in (same[g0 : g0 + step] for g0 in range(0, len(same), step)):
             # Each p's lists are freed as soon as they are stacked.
             keys, i, err = (xp.concat(parts, axis=0) for parts in zip(*(nbrs.pop(p) for p in group)))
+            bounds, refine = None, None
+            if with_err:
+                bounds = distance_interval(keys, err, metric)
+                refine = prefix_refine(Z_test, Z_train, group, i, metric, [stats[p] for p in group])
             scores = score_votes(
                 _labels(y_train, i, xp),
                 keys_to_distances(keys, metric),
@@ -164,8 +168,8 @@ def fold_kp_scores(
                 weights,
                 scoring,
                 xp,
-                bounds=distance_interval(keys, err, metric) if with_err else None,
-                refine=prefix_refine(Z_test, Z_train, group, i, metric, [stats[p] for p in group]) if with_err else None,
+                bounds=bounds,
+                refine=refine,
                 sets=len(group),
             )
             for s, p in enumerate(group):
