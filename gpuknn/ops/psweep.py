@@ -115,12 +115,16 @@ def neighbors_for_p_sweep(
     # Reference blocks: a cache-sized Gram/score tile on the host, whole rows on a GPU.
     cap = preferred_tile_bytes(xp)
     cols = n_tr if cap is None else max(1, min(n_tr, cap // (rows * itemsize)))
+    # Score tiles of this many sizes go through one top-k together: the budget left beside
+    # the Gram tile, in tiles and their selection masks (one on the host: its cache cap).
+    tile_budget = budget if cap is None else min(budget, cap)
+    stack = max(1, min(len(ps), (tile_budget // (rows * cols) - itemsize) // (itemsize + 2)))
     kk = min(n_tr, k_max + candidate_margin(k_max))
     u, eta = matmul_unit_roundoff(Z_train.dtype, xp, device_of(Z_train))
     r_sum, r_n2 = prefix_stats(Z_train, ps)
     q_sum, _ = prefix_stats(Z_test, ps)
     refs = list(references) if references is not None else prefix_references(Z_train, ps, metric, budget=budget)
-    sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols)
+    sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols, stack)
     parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
     u64, eta64 = matmul_unit_roundoff(xp.float64, xp)
@@ -178,23 +182,28 @@ def neighbors_for_p_sweep(
 
 
 def _nominate(sweep: _Sweep, tiles: list, kk: int, progress: Any) -> list:
-    """:meth:`_Sweep.nominate`, retried with reference blocks of half the width when the
-    device runs out of memory (the tiles scale with the width; the lists do not)."""
+    """:meth:`_Sweep.nominate`, retried with half the stacked sizes, then reference blocks
+    of half the width, when the device runs out of memory (the tiles scale with both; the
+    lists do not)."""
     while True:
         try:
             return sweep.nominate(tiles, kk, progress=progress)
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
-            if not is_out_of_memory(exc) or sweep.cols == 1:
+            if not is_out_of_memory(exc) or sweep.cols == sweep.stack == 1:
                 raise
-            sweep.cols = max(1, sweep.cols // 2)
+            if sweep.stack > 1:
+                sweep.stack //= 2
+            else:
+                sweep.cols = max(1, sweep.cols // 2)
 
 
 class _Sweep:
     """The tile scores of one query tile against reference blocks, for every p of the grid."""
 
-    def __init__(self, Z_train, ps, metric, refs, r_sum, r_n2, cols):
+    def __init__(self, Z_train, ps, metric, refs, r_sum, r_n2, cols, stack):
         self.Z, self.ps, self.metric, self.refs = Z_train, ps, metric, refs
         self.r_sum, self.r_n2, self.cols = r_sum, r_n2, cols
+        self.stack = stack  # sizes whose score tiles share one top-k
         self.xp = array_namespace(Z_train)
         self.wide: set[int] = set()  # grid positions scored in float64
 
@@ -232,47 +241,83 @@ class _Sweep:
 
         Reference blocks are the outer loop, so each block's column slices are copied once
         (contiguous, as BLAS wants them) for all query tiles. Per (query tile, block) the
-        Gram matrix grows over the p grid (one GEMM of depth p_max in all); each p's running
-        lists take the block's candidates (:func:`~gpuknn.ops.topk.update_topk`). The
-        previous p's seed candidates give the next p's first block a tight threshold
-        (neighbours change slowly with p). ``progress(fraction)`` after each block.
+        Gram matrix grows over the p grid (one GEMM of depth p_max in all); the score tiles
+        of :attr:`stack` sizes at a time are stacked row-wise and select their candidates in
+        one top-k (or one :func:`~gpuknn.ops.topk.update_topk` of the stacked running
+        lists): a few launches and syncs per stack, not per p. The last stacked size's
+        candidates give the next stack's first block a threshold (neighbours change slowly
+        with p). ``progress(fraction)`` after each block.
         """
         xp, n_tr = self.xp, self.Z.shape[0]
         best = [[None] * len(self.ps) for _ in tiles]
         dev = device_of(self.Z)
         m_max = max(t[0].shape[0] for t in tiles)
         width = min(self.cols, n_tr)
-        # Score buffers (a tile's scores are a contiguous prefix, as its Gram matrix's).
-        buf = xp.empty(m_max * width, dtype=self.Z.dtype, device=dev)
+        # Stacked score buffers (a tile's scores are a contiguous prefix of its slot).
+        buf = xp.empty(self.stack * m_max * width, dtype=self.Z.dtype, device=dev)
         buf64 = xp.empty(m_max * width, dtype=xp.float64, device=dev) if self.wide else None
         # One Gram buffer for every (query tile, block): a tile's G is a contiguous prefix.
         gbuf = xp.empty(m_max * width, dtype=self.Z.dtype, device=dev)
         n_blocks = -(-n_tr // self.cols)
         for nb_i, c0 in enumerate(range(0, n_tr, self.cols)):
             c1 = min(c0 + self.cols, n_tr)
+            w = c1 - c0
             bounds_p = [0] + list(self.ps)
             chunks = [xp.asarray(self.Z[c0:c1, bounds_p[j] : bounds_p[j + 1]], copy=True) for j in range(len(self.ps))]
             for t, (Zq, q_sums, bounds) in enumerate(tiles):
                 m = Zq.shape[0]
-                G = xp.reshape(gbuf[: m * (c1 - c0)], (m, c1 - c0))
-                out = xp.reshape(buf[: m * (c1 - c0)], (m, c1 - c0))
-                out64 = None if buf64 is None else xp.reshape(buf64[: m * (c1 - c0)], (m, c1 - c0))
-                prev, seed = 0, None
+                G = xp.reshape(gbuf[: m * w], (m, w))
+                out64 = None if buf64 is None else xp.reshape(buf64[: m * w], (m, w))
+                prev, seed, pending = 0, None, []
                 for j, p in enumerate(self.ps):
                     G = gram_accumulate(G, Zq[:, prev:p], chunks[j], first=j == 0)
-                    S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=out, Zq=Zq, out64=out64)
-                    if best[t][j] is None:
-                        th = None if seed is None else xp.min(xp.take_along_axis(S, seed, axis=1), axis=1)
-                        vals, cols = topk_largest(S, min(kk, c1 - c0), threshold=th)
-                        seed = cols
-                        best[t][j] = pad_lists(vals, cols, kk)
-                    else:
-                        best[t][j] = update_topk(best[t][j][0], best[t][j][1], S, c0)
-                    del S
                     prev = p
+                    if j in self.wide:  # float64 scores: a top-k of their own
+                        S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, Zq=Zq, out64=out64)
+                        seed = self._select(best[t], [j], S, c0, kk, seed, m)
+                        continue
+                    slot = xp.reshape(buf[len(pending) * m * w : (len(pending) + 1) * m * w], (m, w))
+                    S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=slot, Zq=Zq)
+                    # ``inner`` scores are G itself, which the next size's GEMM overwrites.
+                    pending.append((j, xp.asarray(S, copy=True) if S is G else S, slot))
+                    if len(pending) == self.stack or j == len(self.ps) - 1:
+                        js, tiles_j, slots = zip(*pending)
+                        # In place where the backend writes into its slot; a copy otherwise.
+                        in_place = all(S is slot for S, slot in zip(tiles_j, slots))
+                        stacked = (
+                            xp.reshape(buf[: len(js) * m * w], (len(js) * m, w))
+                            if in_place
+                            else xp.concat(tiles_j, axis=0)
+                        )
+                        seed = self._select(best[t], list(js), stacked, c0, kk, seed, m)
+                        pending = []
             if progress is not None:
                 progress((nb_i + 1) / n_blocks)
         return best
+
+    def _select(self, best, js, stacked, c0, kk, seed, m):
+        """Merge the stacked score tiles of sizes ``js`` (rows: one (m, w) tile per size)
+        into their running lists ``best[j]``; returns the last size's new candidate
+        columns (the next stack's threshold seed) on a first block, else None."""
+        xp = self.xp
+        w = stacked.shape[1]
+        if best[js[0]] is None:
+            # Any kk columns of a tile bound its kk-th best score from below: the seed's.
+            th = None
+            if seed is not None:
+                g = len(js)
+                at = xp.broadcast_to(seed[None, :, :], (g, m, seed.shape[1]))
+                th = xp.reshape(xp.min(xp.take_along_axis(xp.reshape(stacked, (g, m, w)), at, axis=2), axis=2), (-1,))
+            vals, cols = topk_largest(stacked, min(kk, w), threshold=th)
+            for s, j in enumerate(js):
+                best[j] = pad_lists(vals[s * m : (s + 1) * m, :], cols[s * m : (s + 1) * m, :], kk)
+            return cols[(len(js) - 1) * m :, :]
+        vals = xp.concat([best[j][0] for j in js], axis=0)
+        idx = xp.concat([best[j][1] for j in js], axis=0)
+        vals, idx = update_topk(vals, idx, stacked, c0)
+        for s, j in enumerate(js):
+            best[j] = (vals[s * m : (s + 1) * m, :], idx[s * m : (s + 1) * m, :])
+        return None
 
     def collect(self, j, Zq, q_sum, bounds, threshold):
         """``make_batches`` for :func:`~gpuknn.ops.rerank.collect_top`: every reference
