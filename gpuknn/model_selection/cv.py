@@ -130,7 +130,7 @@ def fold_kp_scores(
     weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
     scoring = scoring if isinstance(scoring, dict) else check_names(scoring, name="scoring")
     budget = check_working_memory(working_memory, xp)
-    refs = prefix_references(Z_train, ps, metric, budget=budget)
+    refs = prefix_references(Z_train, Z_test, ps, metric, budget=budget)
     nbrs = neighbors_for_p_sweep(
         Z_train,
         Z_test,

@@ -22,7 +22,7 @@ import math
 from typing import Any, NamedTuple
 
 from .._backend import array_namespace, device_of, to_numpy
-from .._delegation import add_outer, dot64, scale_columns
+from .._delegation import add_outer, scale_columns
 from .._memory import preferred_tile_bytes
 from .certify import U64, gamma
 from .exact import RowStats, concat_stats, row_kappa, row_stats
@@ -71,57 +71,58 @@ class PrefixReference(NamedTuple):
     ``stats``: canonical :class:`RowStats` of ``Z_r[:, :p]``; ``weight``: ``w_r`` in Z's
     dtype (cosine/correlation) or None; ``kappa``: the largest ``|r| w_r`` (cosine,
     correlation; 0 when every row is zero) or ``|r|`` (euclidean, inner), float64;
-    ``kappa_rows``: correlation's ``|r| w_r`` per row in Z's dtype (rounded up), else None.
+    ``kappa_rows``: correlation's ``|r| w_r`` per row in Z's dtype (rounded up), else None;
+    ``query_stats``: the canonical :class:`RowStats` of the query rows at size p.
     """
 
     stats: RowStats
     weight: Any
     kappa: float
-    kappa_rows: Any = None
+    kappa_rows: Any
+    query_stats: RowStats
 
 
-def prefix_references(Z: Any, ps: list[int], metric: str, *, budget: int) -> list[PrefixReference]:
-    """:class:`PrefixReference` of the rows of ``Z[:, :p]`` for every p in ``ps``.
+def prefix_references(Z: Any, queries: Any, ps: list[int], metric: str, *, budget: int) -> list[PrefixReference]:
+    """:class:`PrefixReference` of the rows of ``Z[:, :p]`` (with the statistics of
+    ``queries[:, :p]``) for every p in ``ps``.
 
     The statistics of each p are the canonical ones (:func:`row_stats`, computed per p:
-    the exact keys need their bits). Rows go in blocks of about ``budget`` bytes of
-    float64 work (capped at the host's cache-sized tile,
-    :func:`gpuknn._memory.preferred_tile_bytes`; a device takes whole columns at once),
-    and every p's ``kappa`` comes to the host in one transfer for the whole grid, not one
-    per block.
+    the exact keys need their bits). Each row's are a function of that row alone, so the
+    references and the queries go through one call per p and block: rows in blocks of
+    about ``budget`` bytes of float64 work (capped at the host's cache-sized tile,
+    :func:`gpuknn._memory.preferred_tile_bytes`; a device takes them all at once). Every
+    p's ``kappa`` comes to the host in one transfer for the whole grid.
     """
-    xp = array_namespace(Z)
-    n = Z.shape[0]
+    xp = array_namespace(Z, queries)
+    n_ref = Z.shape[0]
+    both = xp.concat([Z[:, : ps[-1]], queries[:, : ps[-1]]], axis=0)
+    n = both.shape[0]
     cap = preferred_tile_bytes(xp)
     block_bytes = budget if cap is None else min(budget, cap)
-    stats, weights, rows, maxima = [], [], [], []  # maxima: per p, its blocks' largest kappa
+    out, maxima = [], []  # maxima: the largest kappa of each p (or of each block's p)
     for p in ps:
         step = max(1, min(n, block_bytes // (p * _STATS_ENTRY_BYTES)))
-        parts, kap_rows, per_block = [], [], []
-        for b0 in range(0, n, step):
-            X = Z[b0 : min(b0 + step, n), :p]
-            st = row_stats(X, metric)
-            parts.append(st)
-            if metric == "correlation":  # |r| / |r - m|, 0 for rows that are zero once centred
-                kap = row_kappa(st, p)
-                per_block.append(xp.max(kap))
-                kap_rows.append(xp.astype(kap * (1 + 2.0**-20), Z.dtype))
-            elif metric == "cosine":
-                per_block.append(xp.max(st.norm * st.inv_norm))
-            else:
-                per_block.append(xp.max(xp.sqrt(dot64(X, X))))
-        st = concat_stats(parts, xp)
-        stats.append(st)
-        weights.append(None if st.inv_norm is None else xp.astype(st.inv_norm, Z.dtype))
-        rows.append(None if not kap_rows else (kap_rows[0] if len(kap_rows) == 1 else xp.concat(kap_rows)))
-        maxima.append(per_block)
-    flat = [m for per_block in maxima for m in per_block]
-    host = to_numpy(xp.stack(flat)).tolist() if flat else []
-    kappas, at = [], 0
-    for per_block in maxima:
-        kappas.append(max([0.0] + host[at : at + len(per_block)]))
-        at += len(per_block)
-    return [PrefixReference(*fields) for fields in zip(stats, weights, kappas, rows)]
+        st = concat_stats([row_stats(both[b0 : min(b0 + step, n), :p], metric) for b0 in range(0, n, step)], xp)
+        ref = RowStats(*(None if v is None else v[:n_ref] for v in st))
+        q = RowStats(*(None if v is None else v[n_ref:] for v in st))
+        kap_rows = None
+        if metric == "correlation":  # |r| / |r - m|, 0 for rows that are zero once centred
+            kap = row_kappa(ref, p)
+            maxima.append(xp.max(kap))
+            kap_rows = xp.astype(kap * (1 + 2.0**-20), Z.dtype)
+        elif metric == "cosine":
+            maxima.append(xp.max(ref.norm * ref.inv_norm))
+        weight = None if ref.inv_norm is None else xp.astype(ref.inv_norm, Z.dtype)
+        out.append([ref, weight, 0.0, kap_rows, q])
+    if metric not in ("correlation", "cosine"):
+        # The bounds' |r| (not canonical): every p of a row block from one cumulative sum.
+        step = max(1, min(n_ref, block_bytes // (ps[-1] * _STATS_ENTRY_BYTES)))
+        maxima = [xp.max(prefix_norms(Z[b0 : min(b0 + step, n_ref), :], ps), axis=0) for b0 in range(0, n_ref, step)]
+        maxima = [xp.max(xp.stack(maxima), axis=0)]
+    kappas = to_numpy(xp.reshape(xp.stack(maxima), (-1,))).tolist()  # one transfer for the grid
+    for fields, kappa in zip(out, kappas):
+        fields[2] = max(0.0, kappa)
+    return [PrefixReference(*fields) for fields in out]
 
 
 # Bytes of float64 work per entry of a reference block in row_stats (float64 copies and

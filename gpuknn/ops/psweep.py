@@ -21,7 +21,7 @@ from .._delegation import gram_accumulate, matmul_unit_roundoff
 from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .distance import check_metric
-from .exact import exact_keys, keys_to_distances, row_stats
+from .exact import RowStats, exact_keys, keys_to_distances
 from .gram import prefix_bound, prefix_norms, prefix_references, prefix_stats, score_from_gram
 from .groups import rerank_groups
 from .kneighbors import candidate_margin
@@ -76,8 +76,8 @@ def neighbors_for_p_sweep(
         and, per test row, a bound on their error (0 where every key is exact), which exact
         decisions on the distances need (:func:`gpuknn.votes_for_many_k`).
     references : sequence of PrefixReference, optional
-        :func:`gpuknn.ops.gram.prefix_references` of Z_train for the sorted grid, when the
-        caller has them already.
+        ``prefix_references(Z_train, Z_test, ps, ...)`` (:mod:`gpuknn.ops.gram`) for the
+        sorted grid, when the caller has them already.
     labels : int array (n_train,), optional
         As for :func:`gpuknn.ops.kneighbors.search`: the caller reads only labels and certified
         distances, so neighbours of one label may keep their tile order among themselves.
@@ -123,7 +123,7 @@ def neighbors_for_p_sweep(
     u, eta = matmul_unit_roundoff(Z_train.dtype, xp, device_of(Z_train))
     r_sum, r_n2 = prefix_stats(Z_train, ps)
     q_sum, _ = prefix_stats(Z_test, ps)
-    refs = list(references) if references is not None else prefix_references(Z_train, ps, metric, budget=budget)
+    refs = list(references) if references is not None else prefix_references(Z_train, Z_test, ps, metric, budget=budget)
     sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols, stack)
     parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
@@ -141,7 +141,7 @@ def neighbors_for_p_sweep(
             q_norms = prefix_norms(Z_test[a:b, :], ps)
             bounds = [
                 _bounds(
-                    Z_test[a:b, :p],
+                    RowStats(*(None if v is None else v[a:b] for v in refs[j].query_stats)),
                     p,
                     metric,
                     refs[j],
@@ -356,11 +356,11 @@ _SECOND_PASS_COLS = 1024
 _PROBE_ROWS = 64
 
 
-def _bounds(Zq, p, metric, ref, q_norm, *, u, eta, steps):
-    """Query statistics and the tile bounds at size p (:func:`gpuknn.ops.gram.prefix_bound`;
-    ``q_norm``: ``|Zq|`` (:func:`gpuknn.ops.gram.prefix_norms`); ``steps``: the grid blocks
-    the Gram matrix grew in up to p)."""
-    q_stats = row_stats(Zq, metric)
+def _bounds(q_stats, p, metric, ref, q_norm, *, u, eta, steps):
+    """The query tile's statistics and its tile bounds at size p
+    (:func:`gpuknn.ops.gram.prefix_bound`; ``q_norm``: the rows' ``|q[:p]|``,
+    :func:`gpuknn.ops.gram.prefix_norms`; ``steps``: the grid blocks the Gram matrix grew
+    in up to p)."""
     bound, scale, shift, lift = prefix_bound(
         metric, p, q_stats, q_norm, ref, u=u, eta=eta, per_row=ref.kappa > _KAPPA_SPREAD, steps=steps
     )
