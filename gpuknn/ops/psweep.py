@@ -268,7 +268,7 @@ class _Sweep:
                 m = Zq.shape[0]
                 G = xp.reshape(gbuf[: m * w], (m, w))
                 out64 = None if buf64 is None else xp.reshape(buf64[: m * w], (m, w))
-                prev, seed, pending = 0, None, []
+                prev, seed, pending, run = 0, None, [], 1
                 for j, p in enumerate(self.ps):
                     G = gram_accumulate(G, Zq[:, prev:p], chunks[j], first=j == 0)
                     prev = p
@@ -280,7 +280,12 @@ class _Sweep:
                     S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=slot, Zq=Zq)
                     # ``inner`` scores are G itself, which the next size's GEMM overwrites.
                     pending.append((j, xp.asarray(S, copy=True) if S is G else S, slot))
-                    if len(pending) == self.stack or j == len(self.ps) - 1:
+                    # On a first block each stack's threshold comes from the last size of the
+                    # one before (the first goes alone): stacks of 1, 1, 2, 4, ... sizes keep
+                    # that seed near the sizes it bounds; later blocks stack all they can.
+                    limit = self.stack if best[t][j] is not None else min(self.stack, max(1, run))
+                    if len(pending) == limit or j == len(self.ps) - 1:
+                        run = 2 * len(pending) if seed is not None else 1
                         js, tiles_j, slots = zip(*pending)
                         # In place where the backend writes into its slot; a copy otherwise.
                         in_place = all(S is slot for S, slot in zip(tiles_j, slots))
