@@ -145,7 +145,7 @@ def fold_kp_scores(
     )
     # Sizes whose distances are exact (every key computed) vote without intervals, as each
     # size alone would: which ones, in one transfer for the grid.
-    inexact = to_numpy(xp.stack([xp.any(nbrs[p][2] > 0) for p in ps])).tolist()
+    inexact = to_numpy(xp.any(xp.stack([nbrs[p][2] for p in ps]) > 0, axis=1)).tolist()
     stats = {p: ref.stats for p, ref in zip(ps, refs)}
     per_set = max(1, int(Z_test.shape[0]) * max(ks) * _VOTE_ENTRY_BYTES)
     step = max(1, budget // per_set)

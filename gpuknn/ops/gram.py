@@ -13,7 +13,7 @@ The weights ``w_r`` are the canonical float64 statistics of the exact pass
 exactly constant scores exactly 0, as its exact key does. A whole grid of p costs one
 projection-sized GEMM plus one scoring pass and one top-k per p; the tile only nominates
 candidates, which the exact pass (:func:`gpuknn.ops.rerank.rerank`) decides, with the
-bounds of :func:`prefix_bound` in the units of these scores.
+bounds of :func:`prefix_bounds` in the units of these scores.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from .._backend import array_namespace, device_of, to_numpy
+import numpy as np
+
+from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._delegation import add_outer, scale_columns
 from .._memory import preferred_tile_bytes
 from .certify import U64, gamma
@@ -33,7 +35,7 @@ __all__ = [
     "score_from_gram",
     "PrefixReference",
     "prefix_references",
-    "prefix_bound",
+    "prefix_bounds",
 ]
 
 
@@ -42,7 +44,7 @@ def prefix_stats(Z: Any, ps: list[int]) -> tuple[list[Any], list[Any]]:
 
     Two cumulative sums over the columns, read at the grid's p: a handful of launches for
     the whole grid instead of a few per p. Each entry is a sum of p rounded terms (in
-    whatever order the backend's scan adds them), which :func:`prefix_bound` counts.
+    whatever order the backend's scan adds them), which :func:`prefix_bounds` counts.
     """
     xp = array_namespace(Z)
     at = xp.asarray([p - 1 for p in ps], dtype=xp.int64, device=device_of(Z))
@@ -139,7 +141,7 @@ def score_from_gram(
     page-faulting) a fresh tile for every p (:func:`gpuknn._delegation.scale_columns`). The
     euclidean family and ``inner`` return G's own (shifted or unchanged) values without a
     copy when no shift is needed. ``lift``
-    (correlation only): ``(a, b)`` added as ``a ⊗ b`` (:func:`prefix_bound`'s optimistic
+    (correlation only): ``(a, b)`` added as ``a ⊗ b`` (:func:`prefix_bounds`'s optimistic
     scores).
     """
     w = r_weight
@@ -154,59 +156,84 @@ def score_from_gram(
     return G
 
 
-def prefix_bound(
+def prefix_bounds(
     metric: str,
-    p: int,
-    q_stats: RowStats,
+    ps: list[int],
+    q_inv: Any,
     q_norm: Any,
-    ref: PrefixReference,
+    kappa: list[float],
     *,
-    u: float,
-    eta: float,
-    per_row: bool = False,
-    steps: int | None = None,
+    u: list[float],
+    eta: list[float],
+    per_row: list[bool],
 ) -> tuple[Any, Any, Any, Any]:
-    """``(bound, scale, shift, lift)`` (float64 (m,)) of the p-sweep's tile scores.
+    """``(bound, scale, shift, lift)`` of the p-sweep's tile scores for every p of the grid
+    at once: float64 arrays (m, len(ps)) whose column j belongs to ``ps[j]`` (``scale``
+    0.5 and ``shift`` None, or ``scale`` None, where a metric has one for all), ``lift``
+    None where no ``per_row`` is set.
 
-    A tile score is within ``bound`` of ``scale * key + shift`` (the exact key in tile
-    units) for every reference. ``q_norm`` is ``|q[:p]|`` (float64, to float64 rounding).
-    The Gram matrix grows in ``steps`` blocks up to p (default p): each block a sum of its
-    own length plus one addition, so every entry is a sum of at most ``p + steps`` rounded
-    terms (``gamma_{p+steps+2}``, in any order), as is every prefix sum (p terms,
-    :func:`prefix_stats`); the rest follows :mod:`gpuknn.ops.certify`, the
+    A tile score at size p is within ``bound`` of ``scale * key + shift`` (the exact key in
+    tile units) for every reference. ``q_norm`` (m, len(ps)) holds ``|q[:p]|`` (float64,
+    to float64 rounding), ``q_inv`` (m, len(ps)) the queries' canonical ``inv_norm`` at
+    each p (cosine, correlation; else None), ``kappa``, ``u`` and ``eta`` the references'
+    :class:`PrefixReference` ``kappa`` and the scores' GEMM rounding at each p. The Gram
+    matrix grows in one block per grid position: up to ``ps[j]`` in ``j + 1`` blocks, each
+    a sum of its own length plus one addition, so every entry is a sum of at most
+    ``p + j + 1`` rounded terms (``gamma_{p+j+3}``, in any order), as is every prefix sum
+    (p terms, :func:`prefix_stats`); the rest follows :mod:`gpuknn.ops.certify`, the
     weights being the exact ones rounded once.
 
-    ``per_row`` (correlation): the error of a reference's score is at most
+    ``per_row[j]`` (correlation): the error of a reference's score is at most
     ``lift_q * kappa_r`` plus ``bound``; the caller adds ``lift ⊗ kappa_rows`` to the tile
     (an optimistic score, never below the exact key in tile units, up to ``bound``), so a
     few nearly constant rows (large ``kappa_r``, small p) do not loosen every row's bound.
-    Otherwise ``lift`` is None and ``bound`` covers every reference.
+    Otherwise ``bound`` covers every reference.
+
+    Each p's coefficients are host floats, evaluated as one p's own formula would be; they
+    go to the device in one array, and every p's bounds come from one pass of elementwise
+    operations on (m, len(ps)) arrays.
     """
     xp = array_namespace(q_norm)
-    g = gamma(p + (p if steps is None else steps) + 2, u)
-    g64 = 4 * gamma(p + 2, U64) + 8 * U64
-    kappa = ref.kappa
-    tiny = 4 * eta * (math.sqrt(p) + 2) * (q_norm + kappa + 1)
+    g = [gamma(p + j + 3, uj) for j, (p, uj) in enumerate(zip(ps, u))]
+    g64 = [4 * gamma(p + 2, U64) + 8 * U64 for p in ps]
+    coef = {
+        "kappa": kappa,
+        "tiny": [4 * e * (math.sqrt(p) + 2) for e, p in zip(eta, ps)],
+        "g64": g64,
+        "g64kappa": [a * k for a, k in zip(g64, kappa)],
+        "kappa2": [k * k for k in kappa],
+        "u4": [4 * uj for uj in u],
+        "per_row": [float(r) for r in per_row],
+    }
+    if metric in ("euclidean", "sqeuclidean", "inner"):
+        coef["factor"] = [(gj + 2 * uj) * (1 + 4 * uj) for gj, uj in zip(g, u)]
+    elif metric == "correlation":
+        coef["factor"] = [(3 * gj + 8 * uj) * (1 + 4 * uj) for gj, uj in zip(g, u)]
+    else:
+        coef["factor"] = [(gj + 4 * uj) * (1 + 4 * uj) for gj, uj in zip(g, u)]
+    rows = from_numpy(np.asarray(list(coef.values()), dtype=np.float64), xp, device=device_of(q_norm))
+    c = {name: rows[i : i + 1, :] for i, name in enumerate(coef)}
+    tiny = c["tiny"] * (q_norm + c["kappa"] + 1)
     if metric in ("euclidean", "sqeuclidean"):
         # G - n2_r / 2 against (|q|^2 + key) / 2: both sums err by gamma |q||r| resp. gamma |r|^2.
-        bound = (g + 2 * u) * (1 + 4 * u) * (q_norm * kappa + kappa * kappa) + g64 * (q_norm + kappa) ** 2 + tiny
+        bound = c["factor"] * (q_norm * c["kappa"] + c["kappa2"]) + c["g64"] * (q_norm + c["kappa"]) ** 2 + tiny
         return bound, 0.5, 0.5 * q_norm * q_norm, None
     if metric == "inner":
-        bound = (g + 2 * u) * (1 + 4 * u) * q_norm * kappa + g64 * q_norm * kappa + tiny
+        bound = c["factor"] * q_norm * c["kappa"] + c["g64"] * q_norm * c["kappa"] + tiny
         return bound, None, None, None
     # cosine: G w against key |q|; correlation: (G - s_q s_r / p) w against key |q - mean(q)|.
-    inv = q_stats.inv_norm
+    inv = q_inv
     scale = xp.where(inv > 0, 1.0 / xp.where(inv > 0, inv, xp.ones_like(inv)), xp.zeros_like(inv))
     if metric == "cosine":
         scale = q_norm * xp.astype(inv > 0, q_norm.dtype)
-    factor = (3 * g + 8 * u) * (1 + 4 * u) if metric == "correlation" else (g + 4 * u) * (1 + 4 * u)
+    bound = c["factor"] * q_norm * c["kappa"] + c["g64kappa"] * q_norm + tiny
     lift = None
-    if per_row and metric == "correlation":
-        lift = factor * q_norm
+    if metric == "correlation" and any(per_row):
+        lift = c["factor"] * q_norm
         # The lifted score's own rounding: |S| <= |q - mean(q)|, the lift <= lift * kappa.
-        bound = g64 * kappa * q_norm + tiny + 4 * u * (scale + lift * kappa)
-    else:
-        bound = factor * q_norm * kappa + g64 * kappa * q_norm + tiny
-    # Rows whose tile scores are exactly 0 (a zero query) have no error at all.
-    bound = xp.where(q_norm > 0, bound, xp.zeros_like(bound))
-    return (bound if kappa > 0 else xp.zeros_like(bound)), scale, None, lift
+        lifted = c["g64kappa"] * q_norm + tiny + c["u4"] * (scale + lift * c["kappa"])
+        bound = xp.where(c["per_row"] > 0, lifted, bound)
+    # Rows whose tile scores are exactly 0 (a zero query) have no error at all, nor has
+    # any row when every reference is zero.
+    bound = xp.where((q_norm > 0) & (c["kappa"] > 0), bound, xp.zeros_like(bound))
+    return bound, scale, None, lift

@@ -22,7 +22,7 @@ from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .distance import check_metric
 from .exact import RowStats, exact_keys, keys_to_distances
-from .gram import prefix_bound, prefix_norms, prefix_references, prefix_stats, score_from_gram
+from .gram import prefix_bounds, prefix_norms, prefix_references, prefix_stats, score_from_gram
 from .groups import rerank_groups
 from .kneighbors import candidate_margin
 from .limits import check_working_memory
@@ -127,7 +127,6 @@ def neighbors_for_p_sweep(
     sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols, stack)
     parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
-    u64, eta64 = matmul_unit_roundoff(xp.float64, xp)
     # A small first tile finds the sizes float32 cannot order (see _WIDEN) at little cost;
     # the other tiles then go through the reference blocks together.
     first = rows if n_te <= rows else min(_PROBE_ROWS, rows)
@@ -138,21 +137,7 @@ def neighbors_for_p_sweep(
             continue
         tiles = []
         for a, b in group:
-            q_norms = prefix_norms(Z_test[a:b, :], ps)
-            bounds = [
-                _bounds(
-                    RowStats(*(None if v is None else v[a:b] for v in refs[j].query_stats)),
-                    p,
-                    metric,
-                    refs[j],
-                    q_norms[:, j],
-                    u=u64 if j in sweep.wide else u,
-                    eta=eta64 if j in sweep.wide else eta,
-                    steps=j + 1,
-                )
-                for j, p in enumerate(ps)
-            ]
-            tiles.append((Z_test[a:b, :], [q[a:b] for q in q_sum], bounds))
+            tiles.append((Z_test[a:b, :], [q[a:b] for q in q_sum], _bounds(sweep, Z_test, a, b, u, eta)))
         done0 = group[0][0]
         progress = (
             None
@@ -178,7 +163,11 @@ def neighbors_for_p_sweep(
                     # its rounding, as at p = 3 under correlation): later tiles score it in float64.
                     sweep.wide.add(j)
     n_out = 3 if return_keys else 2
-    return {p: tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out)) for p, v in parts.items()}
+    # One query tile: its lists as they are (a concatenation of one part is a copy).
+    return {
+        p: v[0][:n_out] if len(v) == 1 else tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out))
+        for p, v in parts.items()
+    }
 
 
 def _nominate(sweep: _Sweep, tiles: list, kk: int, progress: Any) -> list:
@@ -361,15 +350,40 @@ _SECOND_PASS_COLS = 1024
 _PROBE_ROWS = 64
 
 
-def _bounds(q_stats, p, metric, ref, q_norm, *, u, eta, steps):
-    """The query tile's statistics and its tile bounds at size p
-    (:func:`gpuknn.ops.gram.prefix_bound`; ``q_norm``: the rows' ``|q[:p]|``,
-    :func:`gpuknn.ops.gram.prefix_norms`; ``steps``: the grid blocks the Gram matrix grew
-    in up to p)."""
-    bound, scale, shift, lift = prefix_bound(
-        metric, p, q_stats, q_norm, ref, u=u, eta=eta, per_row=ref.kappa > _KAPPA_SPREAD, steps=steps
+def _bounds(sweep, Z_test, a, b, u, eta):
+    """Per grid position, the statistics and tile bounds of query rows a..b-1:
+    ``(q_stats, bound, scale, lift, shift)`` (:func:`gpuknn.ops.gram.prefix_bounds`, every
+    p at once; positions in ``sweep.wide`` with float64's rounding)."""
+    xp, ps, refs = sweep.xp, sweep.ps, sweep.refs
+    wide = [j in sweep.wide for j in range(len(ps))]
+    per_row = [ref.kappa > _KAPPA_SPREAD for ref in refs]
+    inv = refs[0].query_stats.inv_norm
+    q_inv = None if inv is None else xp.stack([ref.query_stats.inv_norm[a:b] for ref in refs], axis=1)
+    u64, eta64 = matmul_unit_roundoff(xp.float64, xp)
+    bound, scale, shift, lift = prefix_bounds(
+        sweep.metric,
+        ps,
+        q_inv,
+        prefix_norms(Z_test[a:b, :], ps),
+        [ref.kappa for ref in refs],
+        u=[u64 if w else u for w in wide],
+        eta=[eta64 if w else eta for w in wide],
+        per_row=per_row,
     )
-    return q_stats, bound, scale, lift, shift
+
+    def column(v, j):
+        return v[:, j] if hasattr(v, "shape") else v
+
+    return [
+        (
+            RowStats(*(None if v is None else v[a:b] for v in ref.query_stats)),
+            bound[:, j],
+            column(scale, j),
+            lift[:, j] if lift is not None and per_row[j] else None,
+            column(shift, j),
+        )
+        for j, ref in enumerate(refs)
+    ]
 
 
 def _first_pass(sweep, j, cand, Zq, k, bounds, labels=None):
