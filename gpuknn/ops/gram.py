@@ -101,30 +101,43 @@ def prefix_references(Z: Any, queries: Any, ps: list[int], metric: str, *, budge
     n = both.shape[0]
     cap = preferred_tile_bytes(xp)
     block_bytes = budget if cap is None else min(budget, cap)
-    out, maxima = [], []  # maxima: the largest kappa of each p (or of each block's p)
+    refs, queries_stats = [], []
     for p in ps:
         step = max(1, min(n, block_bytes // (p * _STATS_ENTRY_BYTES)))
         st = concat_stats([row_stats(both[b0 : min(b0 + step, n), :p], metric) for b0 in range(0, n, step)], xp)
-        ref = RowStats(*(None if v is None else v[:n_ref] for v in st))
-        q = RowStats(*(None if v is None else v[n_ref:] for v in st))
-        kap_rows = None
-        if metric == "correlation":  # |r| / |r - m|, 0 for rows that are zero once centred
-            kap = row_kappa(ref, p)
-            maxima.append(xp.max(kap))
-            kap_rows = xp.astype(kap * (1 + 2.0**-20), Z.dtype)
-        elif metric == "cosine":
-            maxima.append(xp.max(ref.norm * ref.inv_norm))
-        weight = None if ref.inv_norm is None else xp.astype(ref.inv_norm, Z.dtype)
-        out.append([ref, weight, 0.0, kap_rows, q])
-    if metric not in ("correlation", "cosine"):
+        refs.append(RowStats(*(None if v is None else v[:n_ref] for v in st)))
+        queries_stats.append(RowStats(*(None if v is None else v[n_ref:] for v in st)))
+
+    def grid(name):  # one statistic of every p, (n_ref, len(ps))
+        return xp.stack([getattr(r, name) for r in refs], axis=1)
+
+    # Weights and kappa of every p at once, from (n_ref, len(ps)) statistics.
+    inv = None if refs[0].inv_norm is None else grid("inv_norm")
+    weights = [None] * len(ps) if inv is None else _columns(xp.astype(inv, Z.dtype))
+    kap_rows = [None] * len(ps)
+    if metric == "correlation":  # |r| / |r - m|, 0 for rows that are zero once centred
+        d = from_numpy(np.asarray(ps, dtype=np.float64), xp, device=device_of(Z))[None, :]  # p per column
+        kap = row_kappa(RowStats(grid("mean"), inv, None), d)
+        maxima = xp.max(kap, axis=0)
+        rounded = xp.astype(kap * (1 + 2.0**-20), Z.dtype)
+        kap_rows = _columns(rounded)
+    elif metric == "cosine":
+        maxima = xp.max(grid("norm") * inv, axis=0)
+    else:
         # The bounds' |r| (not canonical): every p of a row block from one cumulative sum.
         step = max(1, min(n_ref, block_bytes // (ps[-1] * _STATS_ENTRY_BYTES)))
-        maxima = [xp.max(prefix_norms(Z[b0 : min(b0 + step, n_ref), :], ps), axis=0) for b0 in range(0, n_ref, step)]
-        maxima = [xp.max(xp.stack(maxima), axis=0)]
-    kappas = to_numpy(xp.reshape(xp.stack(maxima), (-1,))).tolist()  # one transfer for the grid
-    for fields, kappa in zip(out, kappas):
-        fields[2] = max(0.0, kappa)
-    return [PrefixReference(*fields) for fields in out]
+        blocks = [xp.max(prefix_norms(Z[b0 : min(b0 + step, n_ref), :], ps), axis=0) for b0 in range(0, n_ref, step)]
+        maxima = xp.max(xp.stack(blocks), axis=0)
+    kappas = to_numpy(maxima).tolist()  # one transfer for the grid
+    return [
+        PrefixReference(ref, w, max(0.0, kappa), rows, q)
+        for ref, w, kappa, rows, q in zip(refs, weights, kappas, kap_rows, queries_stats)
+    ]
+
+
+def _columns(A: Any) -> list[Any]:
+    """The columns of a 2-D array (views)."""
+    return [A[:, j] for j in range(A.shape[1])]
 
 
 # Bytes of float64 work per entry of a reference block in row_stats (float64 copies and
