@@ -124,9 +124,7 @@ def neighbors_for_p_sweep(
     r_sum, r_n2 = prefix_stats(Z_train, ps)
     q_sum, _ = prefix_stats(Z_test, ps)
     refs = list(references) if references is not None else prefix_references(Z_train, Z_test, ps, metric, budget=budget)
-    # Exact keys in row blocks of the host's cache-friendly size, or of the budget on a device.
-    key_bytes = EXACT_BLOCK_BYTES if cap is not None else budget
-    sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols, stack, key_bytes)
+    sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols, stack, None if cap is not None else budget)
     parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
     # A small first tile finds the sizes float32 cannot order (see _WIDEN) at little cost;
@@ -149,14 +147,17 @@ def neighbors_for_p_sweep(
         cands = _nominate(sweep, tiles, kk, progress)
         for (a, b), (Zq, qs, bounds), cand in zip(group, tiles, cands):
             first = _first_passes(sweep, cand, Zq, k_max, bounds, labels)
-            # Which sizes have rows the certificate left open: one transfer for the grid.
-            settled = to_numpy(xp.stack([xp.all(res.ok) for res in first])).tolist()
+            # The rows the certificate left open at every size: one transfer for the grid.
+            ok = to_numpy(xp.stack([res.ok for res in first]))
             for j, p in enumerate(ps):
                 res = first[j]
-                if settled[j]:
+                if ok[j].all():
                     keys, best, err, failed = res.keys, res.index, res.err, 0
                 else:
-                    keys, best, err, failed = _second_pass(sweep, j, res, Zq, qs[j], k_max, bounds[j])
+                    bad = from_numpy(np.nonzero(~ok[j])[0], xp, device=device_of(Zq))
+                    keys, best, err, kth = _second_pass(sweep, j, res, bad, Zq, qs[j], k_max, bounds[j])
+                    # Only a later query tile can use the count (and its sync).
+                    failed = _unsettled(kth, metric, xp) if b < n_te else 0
                 parts[p].append(
                     (keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype), best, err)
                 )
@@ -191,11 +192,14 @@ def _nominate(sweep: _Sweep, tiles: list, kk: int, progress: Any) -> list:
 class _Sweep:
     """The tile scores of one query tile against reference blocks, for every p of the grid."""
 
-    def __init__(self, Z_train, ps, metric, refs, r_sum, r_n2, cols, stack, key_bytes):
+    def __init__(self, Z_train, ps, metric, refs, r_sum, r_n2, cols, stack, device_budget):
         self.Z, self.ps, self.metric, self.refs = Z_train, ps, metric, refs
         self.r_sum, self.r_n2, self.cols = r_sum, r_n2, cols
         self.stack = stack  # sizes whose score tiles share one top-k
-        self.key_bytes = key_bytes  # row blocks of the exact keys
+        # Bytes a device's blocks may take (None on the host, which keeps cache-sized ones).
+        self.device_budget = device_budget
+        # Row blocks of the exact keys: the host's cache-friendly size, or the budget.
+        self.key_bytes = EXACT_BLOCK_BYTES if device_budget is None else device_budget
         self.xp = array_namespace(Z_train)
         self.wide: set[int] = set()  # grid positions scored in float64
 
@@ -327,8 +331,12 @@ class _Sweep:
 
         def batches(progress):
             n_tr = self.Z.shape[0]
-            # Narrow blocks: rows tied at the top (settled by their first hits) stop early.
+            # Narrow blocks on the host: rows tied at the top (settled by their first hits)
+            # stop early. A device takes as wide a block as the budget holds for these rows
+            # (a launch and a sync per block).
             width = min(self.cols, _SECOND_PASS_COLS)
+            if self.device_budget is not None:
+                width = max(width, min(n_tr, self.device_budget // (Zq.shape[0] * _COLLECT_ENTRY_BYTES)))
             for c0 in range(0, n_tr, width):
                 c1 = min(c0 + width, n_tr)
                 G = None if j in self.wide else Zq @ self.Z[c0:c1, :p].T
@@ -347,8 +355,11 @@ _KAPPA_SPREAD = 2.0
 # A grid position whose float32 tile leaves more than this fraction of a query tile's rows
 # uncertified is scored in float64 from the next query tile on.
 _WIDEN = 0.25
-# Reference block width of the second pass.
+# Reference block width of the second pass (on the host; a device's is budget-sized).
 _SECOND_PASS_COLS = 1024
+# Bytes per (row, reference) of a second-pass block: float64 scores, the hit mask and up to
+# three int64 positions per hit.
+_COLLECT_ENTRY_BYTES = 33
 # Query rows of the first tile.
 _PROBE_ROWS = 64
 
@@ -585,15 +596,14 @@ def _flagged_keys(sweep, js, m, Zq, index, flag, sub, sub_h, counts, bounds):
     return xp.take(xp.reshape(keys, (-1,)), from_numpy(np.nonzero(valid_h.reshape(-1))[0], xp, device=dev))
 
 
-def _second_pass(sweep, j, res, Zq, q_sum, k, bounds):
-    """Keys, indices, errors and the count of rows that failed for want of precision at
-    ps[j]: rows the certificate could not settle take every reference whose score reaches
-    their threshold (:meth:`_Sweep.collect`)."""
+def _second_pass(sweep, j, res, bad, Zq, q_sum, k, bounds):
+    """Keys, indices and errors at ps[j], and the k-th exact keys of the rows ``bad`` (int
+    array) that the certificate could not settle: they take every reference whose score
+    reaches their threshold (:meth:`_Sweep.collect`)."""
     xp = sweep.xp
     p, metric, ref = sweep.ps[j], sweep.metric, sweep.refs[j]
     Zp, Zr = Zq[:, :p], sweep.Z[:, :p]
     q_stats = bounds[0]
-    bad = xp.nonzero(~res.ok)[0]
     kth, qb_stats = xp.take(res.keys[:, k - 1], bad), take_stats(q_stats, bad)
     batches = sweep.collect(
         j, xp.take(Zq, bad, axis=0), xp.take(q_sum, bad), _rows_of(bounds, bad, xp), xp.take(res.threshold, bad)
@@ -602,7 +612,7 @@ def _second_pass(sweep, j, res, Zq, q_sum, k, bounds):
     keys, index, err = replace_rows(
         bad, res.ok.shape[0], [(res.keys, kb), (res.index, xp.astype(ib, xp.int64)), (res.err, xp.zeros_like(kth))]
     )
-    return keys, index, err, _unsettled(kth, metric, xp)
+    return keys, index, err, kth
 
 
 def _unsettled(kth, metric, xp):
