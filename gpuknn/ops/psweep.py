@@ -2,11 +2,18 @@
 
 :func:`neighbors_for_p_sweep` keeps, per query tile, the Gram matrix of the first p
 components (:mod:`gpuknn.ops.gram`) and, at each p of the grid, turns it into tile scores,
-nominates ``k + margin`` candidates and settles their order with the exact pass
-(:func:`gpuknn.ops.groups.rerank_groups`, and for rows the certificate cannot settle, a
-second look at every score of the tile): the same lists as
+nominates ``k + margin`` candidates and settles their order with the exact pass (the
+near-tie groups of :func:`gpuknn.ops.groups.rerank_groups`, and for rows the certificate
+cannot settle, a second look at every score of the tile): the same lists as
 ``kneighbors(Z_test[:, :p], Z_train[:, :p], k)`` for every p, at the cost of one
-projection-sized GEMM plus one scoring pass and one top-k per p.
+projection-sized GEMM plus one scoring pass per p.
+
+On a device every launch and host sync counts, so the grid is batched wherever the work is
+not p's own: the prefix statistics and bounds of every p come from cumulative sums and
+(rows, len(ps)) arrays, the score tiles of several p share one top-k, and the group logic of
+the exact pass runs once on the stacked lists of every p, with one host transfer; only the
+scoring, the canonical row statistics and the exact keys (each in p's own prefix of the
+columns) stay per p.
 """
 
 from __future__ import annotations
@@ -92,8 +99,10 @@ def neighbors_for_p_sweep(
     Notes
     -----
     Cost: one GEMM of depth p_max per query tile in total (blocks between consecutive p),
-    plus one scoring pass, one top-k and the exact pass of the near-ties per p. Memory: two
-    (rows, n_train) tiles.
+    plus one scoring pass and the exact keys of the near-ties per p; the top-k selections
+    and the group logic of several p are batched. Memory: a (rows, n_train) Gram tile plus
+    as many score tiles of that size as ``working_memory`` holds (one on the host, whose
+    tiles are cache-sized).
 
     Examples
     --------
