@@ -21,14 +21,14 @@ from .._memory import preferred_tile_bytes
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.exact import distance_interval, keys_to_distances
-from ..ops.gram import prefix_reference
+from ..ops.gram import prefix_references
 from ..ops.kneighbors import search, search_validated
 from ..ops.limits import check_values, check_working_memory
 from ..ops.psweep import prefix_refine
 from ..ops.search import Reference
 from .runner import get_runner, task_working_memory
 from .splitters import StratifiedKFold
-from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_many_k, score_votes
+from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_votes
 
 __all__ = ["SweepTable", "cross_validate_k", "cross_validate_kp", "fold_k_scores", "fold_kp_scores"]
 
@@ -125,10 +125,18 @@ def fold_k_scores(
 def fold_kp_scores(
     Z_train, y_train, Z_test, y_test, ks, ps, *, n_classes, metric, weights, scoring, working_memory=None, on_tile=None
 ) -> dict:
-    """``{p: scores}`` for every p on one fold, from rows projected onto ``max(ps)`` components."""
+    """``{p: scores}`` for every p on one fold, from rows projected onto ``max(ps)`` components.
+
+    The lists of many p are voted on and scored together (stacked, as many p at a time as
+    ``working_memory`` holds): one vote pass and one host transfer of scores for them all.
+    """
     xp = array_namespace(Z_train)
     ps = sorted(set(ps))
-    refs = [prefix_reference(Z_train, p, metric) for p in ps]
+    ks = list(ks)
+    weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
+    scoring = scoring if isinstance(scoring, dict) else check_names(scoring, name="scoring")
+    budget = check_working_memory(working_memory, xp)
+    refs = prefix_references(Z_train, Z_test, ps, metric, budget=budget)
     nbrs = neighbors_for_p_sweep(
         Z_train,
         Z_test,
@@ -141,22 +149,43 @@ def fold_kp_scores(
         return_keys=True,
         labels=y_train,
     )
+    # Sizes whose distances are exact (every key computed) vote without intervals, as each
+    # size alone would: which ones, in one transfer for the grid.
+    inexact = to_numpy(xp.any(xp.stack([nbrs[p][2] for p in ps]) > 0, axis=1)).tolist()
+    stats = {p: ref.stats for p, ref in zip(ps, refs)}
+    per_set = max(1, int(Z_test.shape[0]) * max(ks) * _VOTE_ENTRY_BYTES)
+    step = max(1, budget // per_set)
     out = {}
-    for p, ref in zip(ps, refs):
-        keys, i, err = nbrs.pop(p)  # free each p's neighbours as soon as it is scored
-        bounds = distance_interval(keys, err, metric) if bool(xp.any(err > 0)) else None
-        out[p] = score_many_k(
-            _labels(y_train, i, xp),
-            keys_to_distances(keys, metric),
-            y_test,
-            ks,
-            n_classes=n_classes,
-            weights=weights,
-            scoring=scoring,
-            bounds=bounds,
-            refine=prefix_refine(Z_test, Z_train, p, i, metric, ref.stats),
-        )
-    return out
+    for with_err in (False, True):
+        same = [p for p, e in zip(ps, inexact) if e == with_err]
+        for group in (same[g0 : g0 + step] for g0 in range(0, len(same), step)):
+            # Each p's lists are freed as soon as they are stacked.
+            keys, i, err = (xp.concat(parts, axis=0) for parts in zip(*(nbrs.pop(p) for p in group)))
+            bounds, refine = None, None
+            if with_err:
+                bounds = distance_interval(keys, err, metric)
+                refine = prefix_refine(Z_test, Z_train, group, i, metric, [stats[p] for p in group])
+            scores = score_votes(
+                _labels(y_train, i, xp),
+                keys_to_distances(keys, metric),
+                y_test,
+                ks,
+                n_classes,
+                weights,
+                scoring,
+                xp,
+                bounds=bounds,
+                refine=refine,
+                sets=len(group),
+            )
+            for s, p in enumerate(group):
+                out[p] = {w: {name: v[s] for name, v in per.items()} for w, per in scores.items()}
+    return {p: out[p] for p in ps}
+
+
+# Bytes per stacked neighbour-list entry while a group of p is scored: keys, indices,
+# errors, distances, labels, their intervals and the vote weights.
+_VOTE_ENTRY_BYTES = 64
 
 
 def _prepare(X, y, cv):

@@ -151,16 +151,27 @@ def score_votes(
     bounds: tuple[Any, Any] | None = None,
     refine: Callable[[Any], Any] | None = None,
     max_bytes: int | None = None,
+    sets: int | None = None,
 ) -> dict[str, dict[str, np.ndarray]]:
     """:func:`score_many_k` of lists its caller has validated (the cross-validation's own
     neighbours): no check of the lists again. ``max_bytes``: the votes' block size
-    (:func:`~gpuknn.ops.votes.predict_votes`; default its own)."""
+    (:func:`~gpuknn.ops.votes.predict_votes`; default its own).
+
+    ``sets``: the lists stack that many sets of ``len(y_true)`` rows each (a p-sweep's
+    lists, one set per PCA size), voted on and scored together -- one vote pass and one
+    scorer call for all of them, not one per set; each score array is then of shape
+    ``(sets, len(ks))``. Default: one set, arrays of shape ``(len(ks),)``.
+    """
+    n_sets = 1 if sets is None else sets
     out: dict[str, dict[str, np.ndarray]] = {}
     for w in weights:
         extra = {"bounds": bounds, "refine": refine} if w == "distance" else {}
         if max_bytes is not None:
             extra["max_bytes"] = max_bytes
         pred = predict_votes(neighbor_labels, ks, n_classes, distances if w == "distance" else None, w, xp, **extra)
+        # (len(ks), sets * n) -> (sets * len(ks), n): one row of predictions per (set, k).
+        n = pred.shape[1] // n_sets
+        rows = xp.reshape(xp.permute_dims(xp.reshape(pred, (len(ks), n_sets, n)), (1, 0, 2)), (n_sets * len(ks), n))
         out[w] = {}
         for name in scoring:
             fn = scoring[name] if isinstance(scoring, dict) else SCORERS.get(name)
@@ -170,9 +181,10 @@ def score_votes(
                     "or a dict of name -> callable(y_true, y_pred)"
                 )
             if name in SCORERS and fn is SCORERS[name]:
-                out[w][name] = fn(y_true, pred, n_classes)
-            else:  # any metric function (gpuknn.metrics style), one k at a time
-                out[w][name] = np.asarray([float(fn(y_true, pred[r, :])) for r in range(pred.shape[0])])
+                v = fn(y_true, rows, n_classes)
+            else:  # any metric function (gpuknn.metrics style), one (set, k) at a time
+                v = np.asarray([float(fn(y_true, rows[r, :])) for r in range(rows.shape[0])])
+            out[w][name] = v if sets is None else v.reshape(n_sets, len(ks))
     return out
 
 

@@ -2,11 +2,18 @@
 
 :func:`neighbors_for_p_sweep` keeps, per query tile, the Gram matrix of the first p
 components (:mod:`gpuknn.ops.gram`) and, at each p of the grid, turns it into tile scores,
-nominates ``k + margin`` candidates and settles their order with the exact pass
-(:func:`gpuknn.ops.groups.rerank_groups`, and for rows the certificate cannot settle, a
-second look at every score of the tile): the same lists as
+nominates ``k + margin`` candidates and settles their order with the exact pass (the
+near-tie groups of :func:`gpuknn.ops.groups.rerank_groups`, and for rows the certificate
+cannot settle, a second look at every score of the tile): the same lists as
 ``kneighbors(Z_test[:, :p], Z_train[:, :p], k)`` for every p, at the cost of one
-projection-sized GEMM plus one scoring pass and one top-k per p.
+projection-sized GEMM plus one scoring pass per p.
+
+On a device every launch and host sync counts, so the grid is batched wherever the work is
+not p's own: the prefix statistics and bounds of every p come from cumulative sums and
+(rows, len(ps)) arrays, the score tiles of several p share one top-k, and the group logic of
+the exact pass runs once on the stacked lists of every p, with one host transfer; only the
+scoring, the canonical row statistics and the exact keys (each in p's own prefix of the
+columns) stay per p.
 """
 
 from __future__ import annotations
@@ -14,20 +21,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._backend import array_namespace, device_of, validate_matrix
-from .._delegation import dot64, gram_accumulate, matmul_unit_roundoff
+import numpy as np
+
+from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from .._delegation import gram_accumulate, matmul_unit_roundoff
 from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .distance import check_metric
-from .exact import exact_keys, keys_to_distances, row_stats
-from .gram import prefix_bound, prefix_reference, prefix_stats, score_from_gram
-from .groups import rerank_groups
+from .exact import EXACT_BLOCK_BYTES, RowStats, exact_keys, keys_to_distances
+from .gram import prefix_bounds, prefix_norms, prefix_references, prefix_stats, score_from_gram
+from .groups import _coarse, _mixed_groups
 from .kneighbors import candidate_margin
 from .limits import check_working_memory
-from .rerank import KEY_MAX, collect_top, rerank, take_stats
+from .rerank import KEY_MAX, Reranked, collect_top, rerank, take_stats
 from .rows import replace_rows
 from .search import round_down
-from .topk import pad_lists, topk_largest, update_topk
+from .topk import merge_topk, pad_lists, topk_largest, update_topk
 
 __all__ = ["neighbors_for_p_sweep", "check_grid", "prefix_refine"]
 
@@ -74,8 +83,8 @@ def neighbors_for_p_sweep(
         and, per test row, a bound on their error (0 where every key is exact), which exact
         decisions on the distances need (:func:`gpuknn.votes_for_many_k`).
     references : sequence of PrefixReference, optional
-        :func:`gpuknn.ops.gram.prefix_reference` of Z_train at each p of the sorted grid,
-        when the caller has them already.
+        ``prefix_references(Z_train, Z_test, ps, ...)`` (:mod:`gpuknn.ops.gram`) for the
+        sorted grid, when the caller has them already.
     labels : int array (n_train,), optional
         As for :func:`gpuknn.ops.kneighbors.search`: the caller reads only labels and certified
         distances, so neighbours of one label may keep their tile order among themselves.
@@ -90,8 +99,10 @@ def neighbors_for_p_sweep(
     Notes
     -----
     Cost: one GEMM of depth p_max per query tile in total (blocks between consecutive p),
-    plus one scoring pass, one top-k and the exact pass of the near-ties per p. Memory: two
-    (rows, n_train) tiles.
+    plus one scoring pass and the exact keys of the near-ties per p; the top-k selections
+    and the group logic of several p are batched. Memory: a (rows, n_train) Gram tile plus
+    as many score tiles of that size as ``working_memory`` holds (one on the host, whose
+    tiles are cache-sized).
 
     Examples
     --------
@@ -113,15 +124,18 @@ def neighbors_for_p_sweep(
     # Reference blocks: a cache-sized Gram/score tile on the host, whole rows on a GPU.
     cap = preferred_tile_bytes(xp)
     cols = n_tr if cap is None else max(1, min(n_tr, cap // (rows * itemsize)))
+    # Score tiles of this many sizes go through one top-k together: the budget left beside
+    # the Gram tile, in tiles and their selection masks (one on the host: its cache cap).
+    tile_budget = budget if cap is None else min(budget, cap)
+    stack = max(1, min(len(ps), (tile_budget // (rows * cols) - itemsize) // (itemsize + 2)))
     kk = min(n_tr, k_max + candidate_margin(k_max))
     u, eta = matmul_unit_roundoff(Z_train.dtype, xp, device_of(Z_train))
     r_sum, r_n2 = prefix_stats(Z_train, ps)
     q_sum, _ = prefix_stats(Z_test, ps)
-    refs = list(references) if references is not None else [prefix_reference(Z_train, p, metric) for p in ps]
-    sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols)
+    refs = list(references) if references is not None else prefix_references(Z_train, Z_test, ps, metric, budget=budget)
+    sweep = _Sweep(Z_train, ps, metric, refs, r_sum, r_n2, cols, stack, None if cap is not None else budget)
     parts: dict[int, list[tuple[Any, Any, Any]]] = {p: [] for p in ps}
     n_te = Z_test.shape[0]
-    u64, eta64 = matmul_unit_roundoff(xp.float64, xp)
     # A small first tile finds the sizes float32 cannot order (see _WIDEN) at little cost;
     # the other tiles then go through the reference blocks together.
     first = rows if n_te <= rows else min(_PROBE_ROWS, rows)
@@ -132,19 +146,7 @@ def neighbors_for_p_sweep(
             continue
         tiles = []
         for a, b in group:
-            bounds = [
-                _bounds(
-                    Z_test[a:b, :p],
-                    p,
-                    metric,
-                    refs[j],
-                    u=u64 if j in sweep.wide else u,
-                    eta=eta64 if j in sweep.wide else eta,
-                    steps=j + 1,
-                )
-                for j, p in enumerate(ps)
-            ]
-            tiles.append((Z_test[a:b, :], [q[a:b] for q in q_sum], bounds))
+            tiles.append((Z_test[a:b, :], [q[a:b] for q in q_sum], _bounds(sweep, Z_test, a, b, u, eta)))
         done0 = group[0][0]
         progress = (
             None
@@ -153,8 +155,18 @@ def neighbors_for_p_sweep(
         )
         cands = _nominate(sweep, tiles, kk, progress)
         for (a, b), (Zq, qs, bounds), cand in zip(group, tiles, cands):
+            first = _first_passes(sweep, cand, Zq, k_max, bounds, labels)
+            # The rows the certificate left open at every size: one transfer for the grid.
+            ok = to_numpy(xp.stack([res.ok for res in first]))
             for j, p in enumerate(ps):
-                keys, best, err, failed = _exact_at_p(sweep, j, cand[j], Zq, qs[j], k_max, bounds[j], labels)
+                res = first[j]
+                if ok[j].all():
+                    keys, best, err, failed = res.keys, res.index, res.err, 0
+                else:
+                    bad = from_numpy(np.nonzero(~ok[j])[0], xp, device=device_of(Zq))
+                    keys, best, err, kth = _second_pass(sweep, j, res, bad, Zq, qs[j], k_max, bounds[j])
+                    # Only a later query tile can use the count (and its sync).
+                    failed = _unsettled(kth, metric, xp) if b < n_te else 0
                 parts[p].append(
                     (keys if return_keys else xp.astype(keys_to_distances(keys, metric), Z_train.dtype), best, err)
                 )
@@ -163,27 +175,40 @@ def neighbors_for_p_sweep(
                     # its rounding, as at p = 3 under correlation): later tiles score it in float64.
                     sweep.wide.add(j)
     n_out = 3 if return_keys else 2
-    return {p: tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out)) for p, v in parts.items()}
+    # One query tile: its lists as they are (a concatenation of one part is a copy).
+    return {
+        p: v[0][:n_out] if len(v) == 1 else tuple(xp.concat([part[j] for part in v], axis=0) for j in range(n_out))
+        for p, v in parts.items()
+    }
 
 
 def _nominate(sweep: _Sweep, tiles: list, kk: int, progress: Any) -> list:
-    """:meth:`_Sweep.nominate`, retried with reference blocks of half the width when the
-    device runs out of memory (the tiles scale with the width; the lists do not)."""
+    """:meth:`_Sweep.nominate`, retried with half the stacked sizes, then reference blocks
+    of half the width, when the device runs out of memory (the tiles scale with both; the
+    lists do not)."""
     while True:
         try:
             return sweep.nominate(tiles, kk, progress=progress)
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
-            if not is_out_of_memory(exc) or sweep.cols == 1:
+            if not is_out_of_memory(exc) or sweep.cols == sweep.stack == 1:
                 raise
-            sweep.cols = max(1, sweep.cols // 2)
+            if sweep.stack > 1:
+                sweep.stack //= 2
+            else:
+                sweep.cols = max(1, sweep.cols // 2)
 
 
 class _Sweep:
     """The tile scores of one query tile against reference blocks, for every p of the grid."""
 
-    def __init__(self, Z_train, ps, metric, refs, r_sum, r_n2, cols):
+    def __init__(self, Z_train, ps, metric, refs, r_sum, r_n2, cols, stack, device_budget):
         self.Z, self.ps, self.metric, self.refs = Z_train, ps, metric, refs
         self.r_sum, self.r_n2, self.cols = r_sum, r_n2, cols
+        self.stack = stack  # sizes whose score tiles share one top-k
+        # Bytes a device's blocks may take (None on the host, which keeps cache-sized ones).
+        self.device_budget = device_budget
+        # Row blocks of the exact keys: the host's cache-friendly size, or the budget.
+        self.key_bytes = EXACT_BLOCK_BYTES if device_budget is None else device_budget
         self.xp = array_namespace(Z_train)
         self.wide: set[int] = set()  # grid positions scored in float64
 
@@ -221,47 +246,88 @@ class _Sweep:
 
         Reference blocks are the outer loop, so each block's column slices are copied once
         (contiguous, as BLAS wants them) for all query tiles. Per (query tile, block) the
-        Gram matrix grows over the p grid (one GEMM of depth p_max in all); each p's running
-        lists take the block's candidates (:func:`~gpuknn.ops.topk.update_topk`). The
-        previous p's seed candidates give the next p's first block a tight threshold
-        (neighbours change slowly with p). ``progress(fraction)`` after each block.
+        Gram matrix grows over the p grid (one GEMM of depth p_max in all); the score tiles
+        of :attr:`stack` sizes at a time are stacked row-wise and select their candidates in
+        one top-k (or one :func:`~gpuknn.ops.topk.update_topk` of the stacked running
+        lists): a few launches and syncs per stack, not per p. The last stacked size's
+        candidates give the next stack's first block a threshold (neighbours change slowly
+        with p). ``progress(fraction)`` after each block.
         """
         xp, n_tr = self.xp, self.Z.shape[0]
         best = [[None] * len(self.ps) for _ in tiles]
         dev = device_of(self.Z)
         m_max = max(t[0].shape[0] for t in tiles)
         width = min(self.cols, n_tr)
-        # Score buffers (a tile's scores are a contiguous prefix, as its Gram matrix's).
-        buf = xp.empty(m_max * width, dtype=self.Z.dtype, device=dev)
+        # Stacked score buffers (a tile's scores are a contiguous prefix of its slot).
+        buf = xp.empty(self.stack * m_max * width, dtype=self.Z.dtype, device=dev)
         buf64 = xp.empty(m_max * width, dtype=xp.float64, device=dev) if self.wide else None
         # One Gram buffer for every (query tile, block): a tile's G is a contiguous prefix.
         gbuf = xp.empty(m_max * width, dtype=self.Z.dtype, device=dev)
         n_blocks = -(-n_tr // self.cols)
         for nb_i, c0 in enumerate(range(0, n_tr, self.cols)):
             c1 = min(c0 + self.cols, n_tr)
+            w = c1 - c0
             bounds_p = [0] + list(self.ps)
             chunks = [xp.asarray(self.Z[c0:c1, bounds_p[j] : bounds_p[j + 1]], copy=True) for j in range(len(self.ps))]
             for t, (Zq, q_sums, bounds) in enumerate(tiles):
                 m = Zq.shape[0]
-                G = xp.reshape(gbuf[: m * (c1 - c0)], (m, c1 - c0))
-                out = xp.reshape(buf[: m * (c1 - c0)], (m, c1 - c0))
-                out64 = None if buf64 is None else xp.reshape(buf64[: m * (c1 - c0)], (m, c1 - c0))
-                prev, seed = 0, None
+                G = xp.reshape(gbuf[: m * w], (m, w))
+                out64 = None if buf64 is None else xp.reshape(buf64[: m * w], (m, w))
+                prev, seed, pending, run = 0, None, [], 1
                 for j, p in enumerate(self.ps):
                     G = gram_accumulate(G, Zq[:, prev:p], chunks[j], first=j == 0)
-                    S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=out, Zq=Zq, out64=out64)
-                    if best[t][j] is None:
-                        th = None if seed is None else xp.min(xp.take_along_axis(S, seed, axis=1), axis=1)
-                        vals, cols = topk_largest(S, min(kk, c1 - c0), threshold=th)
-                        seed = cols
-                        best[t][j] = pad_lists(vals, cols, kk)
-                    else:
-                        best[t][j] = update_topk(best[t][j][0], best[t][j][1], S, c0)
-                    del S
                     prev = p
+                    if j in self.wide:  # float64 scores: a top-k of their own
+                        S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, Zq=Zq, out64=out64)
+                        seed = self._select(best[t], [j], S, c0, kk, seed, m)
+                        continue
+                    slot = xp.reshape(buf[len(pending) * m * w : (len(pending) + 1) * m * w], (m, w))
+                    S = self.scores(G, j, q_sums[j], bounds[j], c0, c1, out=slot, Zq=Zq)
+                    # ``inner`` scores are G itself, which the next size's GEMM overwrites.
+                    pending.append((j, xp.asarray(S, copy=True) if S is G else S, slot))
+                    # On a first block each stack's threshold comes from the last size of the
+                    # one before (the first goes alone): stacks of 1, 1, 2, 4, ... sizes keep
+                    # that seed near the sizes it bounds; later blocks stack all they can.
+                    limit = self.stack if best[t][j] is not None else min(self.stack, max(1, run))
+                    if len(pending) == limit or j == len(self.ps) - 1:
+                        run = 2 * len(pending) if seed is not None else 1
+                        js, tiles_j, slots = zip(*pending)
+                        # In place where the backend writes into its slot; a copy otherwise.
+                        in_place = all(S is slot for S, slot in zip(tiles_j, slots))
+                        stacked = (
+                            xp.reshape(buf[: len(js) * m * w], (len(js) * m, w))
+                            if in_place
+                            else xp.concat(tiles_j, axis=0)
+                        )
+                        seed = self._select(best[t], list(js), stacked, c0, kk, seed, m)
+                        pending = []
             if progress is not None:
                 progress((nb_i + 1) / n_blocks)
         return best
+
+    def _select(self, best, js, stacked, c0, kk, seed, m):
+        """Merge the stacked score tiles of sizes ``js`` (rows: one (m, w) tile per size)
+        into their running lists ``best[j]``; returns the last size's new candidate
+        columns (the next stack's threshold seed) on a first block, else None."""
+        xp = self.xp
+        w = stacked.shape[1]
+        if best[js[0]] is None:
+            # Any kk columns of a tile bound its kk-th best score from below: the seed's.
+            th = None
+            if seed is not None:
+                g = len(js)
+                at = xp.broadcast_to(seed[None, :, :], (g, m, seed.shape[1]))
+                th = xp.reshape(xp.min(xp.take_along_axis(xp.reshape(stacked, (g, m, w)), at, axis=2), axis=2), (-1,))
+            vals, cols = topk_largest(stacked, min(kk, w), threshold=th)
+            for s, j in enumerate(js):
+                best[j] = pad_lists(vals[s * m : (s + 1) * m, :], cols[s * m : (s + 1) * m, :], kk)
+            return cols[(len(js) - 1) * m :, :]
+        vals = xp.concat([best[j][0] for j in js], axis=0)
+        idx = xp.concat([best[j][1] for j in js], axis=0)
+        vals, idx = update_topk(vals, idx, stacked, c0)
+        for s, j in enumerate(js):
+            best[j] = (vals[s * m : (s + 1) * m, :], idx[s * m : (s + 1) * m, :])
+        return None
 
     def collect(self, j, Zq, q_sum, bounds, threshold):
         """``make_batches`` for :func:`~gpuknn.ops.rerank.collect_top`: every reference
@@ -274,8 +340,12 @@ class _Sweep:
 
         def batches(progress):
             n_tr = self.Z.shape[0]
-            # Narrow blocks: rows tied at the top (settled by their first hits) stop early.
+            # Narrow blocks on the host: rows tied at the top (settled by their first hits)
+            # stop early. A device takes as wide a block as the budget holds for these rows
+            # (a launch and a sync per block).
             width = min(self.cols, _SECOND_PASS_COLS)
+            if self.device_budget is not None:
+                width = max(width, min(n_tr, self.device_budget // (Zq.shape[0] * _COLLECT_ENTRY_BYTES)))
             for c0 in range(0, n_tr, width):
                 c1 = min(c0 + width, n_tr)
                 G = None if j in self.wide else Zq @ self.Z[c0:c1, :p].T
@@ -294,43 +364,255 @@ _KAPPA_SPREAD = 2.0
 # A grid position whose float32 tile leaves more than this fraction of a query tile's rows
 # uncertified is scored in float64 from the next query tile on.
 _WIDEN = 0.25
-# Reference block width of the second pass.
+# Reference block width of the second pass (on the host; a device's is budget-sized).
 _SECOND_PASS_COLS = 1024
+# Bytes per (row, reference) of a second-pass block: float64 scores, the hit mask and up to
+# three int64 positions per hit.
+_COLLECT_ENTRY_BYTES = 33
 # Query rows of the first tile.
 _PROBE_ROWS = 64
 
 
-def _bounds(Zq, p, metric, ref, *, u, eta, steps):
-    """Query statistics and the tile bounds at size p (:func:`gpuknn.ops.gram.prefix_bound`;
-    ``steps``: the grid blocks the Gram matrix grew in up to p)."""
-    xp = array_namespace(Zq)
-    q_stats = row_stats(Zq, metric)
-    q_norm = xp.sqrt(dot64(Zq, Zq))
-    bound, scale, shift, lift = prefix_bound(
-        metric, p, q_stats, q_norm, ref, u=u, eta=eta, per_row=ref.kappa > _KAPPA_SPREAD, steps=steps
+def _bounds(sweep, Z_test, a, b, u, eta):
+    """Per grid position, the statistics and tile bounds of query rows a..b-1:
+    ``(q_stats, bound, scale, lift, shift)`` (:func:`gpuknn.ops.gram.prefix_bounds`, every
+    p at once; positions in ``sweep.wide`` with float64's rounding)."""
+    xp, ps, refs = sweep.xp, sweep.ps, sweep.refs
+    wide = [j in sweep.wide for j in range(len(ps))]
+    per_row = [ref.kappa > _KAPPA_SPREAD for ref in refs]
+    inv = refs[0].query_stats.inv_norm
+    q_inv = None if inv is None else xp.stack([ref.query_stats.inv_norm[a:b] for ref in refs], axis=1)
+    u64, eta64 = matmul_unit_roundoff(xp.float64, xp)
+    bound, scale, shift, lift = prefix_bounds(
+        sweep.metric,
+        ps,
+        q_inv,
+        prefix_norms(Z_test[a:b, :], ps),
+        [ref.kappa for ref in refs],
+        u=[u64 if w else u for w in wide],
+        eta=[eta64 if w else eta for w in wide],
+        per_row=per_row,
     )
-    return q_stats, bound, scale, lift, shift
+
+    def column(v, j):
+        return v[:, j] if hasattr(v, "shape") else v
+
+    return [
+        (
+            RowStats(*(None if v is None else v[a:b] for v in ref.query_stats)),
+            bound[:, j],
+            column(scale, j),
+            lift[:, j] if lift is not None and per_row[j] else None,
+            column(shift, j),
+        )
+        for j, ref in enumerate(refs)
+    ]
 
 
-def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds, labels=None):
-    """Exact order of the top k (keys, indices, errors) at ps[j] from the tile candidates;
-    rows the certificate cannot settle take every reference whose score reaches their
-    threshold (:meth:`_Sweep.collect`)."""
+def _first_passes(sweep, cand, Zq, k, bounds, labels=None):
+    """Exact order of the top k at every grid position from the tile candidates
+    (:class:`~gpuknn.ops.rerank.Reranked` per position; rows not ``ok`` need
+    :func:`_second_pass`).
+
+    Optimistic (lifted) scores only bound the keys from above, and float64 input wants
+    exact distances: every candidate exact there (:func:`~gpuknn.ops.rerank.rerank`, per
+    position); the near-tie groups of every other position are decided together
+    (:func:`_group_pass`)."""
+    xp, ps = sweep.xp, sweep.ps
+    grouped = [j for j in range(len(ps)) if bounds[j][3] is None and Zq.dtype != xp.float64]
+    out = dict(zip(grouped, _group_pass(sweep, grouped, cand, Zq, k, bounds, labels) if grouped else []))
+    for j in range(len(ps)):
+        if j not in out:
+            p, ref = ps[j], sweep.refs[j]
+            vals, idx = cand[j]
+            q_stats, bound, scale, _, shift = bounds[j]
+            complete = idx.shape[1] >= sweep.Z.shape[0]
+            out[j] = rerank(
+                Zq[:, :p],
+                sweep.Z[:, :p],
+                vals,
+                idx,
+                k,
+                sweep.metric,
+                ref.stats,
+                q_stats,
+                bound=bound,
+                scale=scale,
+                shift=shift,
+                complete=complete,
+            )
+    return [out[j] for j in range(len(ps))]
+
+
+def _group_pass(sweep, js, cand, Zq, k, bounds, labels):
+    """:func:`~gpuknn.ops.groups.rerank_groups` of the grid positions ``js`` at once.
+
+    Their candidate lists are stacked row-wise (one set of m rows per position) and go
+    through the group logic together: row by row the decisions of one call per position,
+    in a few launches for the whole grid and one host transfer (which rows hold flagged
+    candidates, which are uncertified). Only the exact keys -- of the flagged candidates,
+    and of every candidate of an uncertified row (:func:`~gpuknn.ops.rerank.rerank`) --
+    are computed per position, each in its own prefix of the columns, in row blocks of
+    :attr:`_Sweep.key_bytes`.
+    """
+    xp, metric, ps, Z = sweep.xp, sweep.metric, sweep.ps, sweep.Z
+    m = Zq.shape[0]
+    tile_scores = xp.concat([cand[j][0] for j in js], axis=0)
+    index = xp.concat([cand[j][1] for j in js], axis=0)
+    M, kk = index.shape
+    dev = device_of(index)
+    complete = kk >= Z.shape[0]
+    bound = xp.concat([bounds[j][1] for j in js])
+    scale, shift = bounds[js[0]][2], bounds[js[0]][4]
+    if scale is None:
+        sc = None
+    elif hasattr(scale, "shape"):
+        sc = xp.concat([bounds[j][2] for j in js])
+    else:
+        sc = xp.full((M,), float(scale), dtype=xp.float64, device=dev)
+    sh = None if shift is None else xp.concat([bounds[j][4] for j in js])
+    s = xp.astype(tile_scores, xp.float64)
+    zero_scale = None if sc is None else sc == 0
+    key_t = s if sh is None else s - sh[:, None]
+    if sc is not None:
+        key_t = xp.where(
+            zero_scale[:, None], xp.zeros_like(key_t), key_t / xp.where(zero_scale, xp.ones_like(sc), sc)[:, None]
+        )
+    no = xp.zeros((M, 1), dtype=xp.bool, device=dev)
+    linked = (s[:, :-1] - s[:, 1:]) <= 2 * bound[:, None] if kk > 1 else xp.zeros((M, 0), dtype=xp.bool, device=dev)
+    gid = xp.cumulative_sum(xp.astype(xp.concat([no, ~linked], axis=1), xp.int32), axis=1)
+    gk = gid[:, k - 1]
+    exact_row = bound == 0
+    ok = (gid[:, kk - 1] > gk) | exact_row
+    if complete:
+        ok = xp.ones_like(ok)
+    if zero_scale is not None:  # tile units that carry no key (zero query rows)
+        ok = ok & (exact_row | ~zero_scale)
+    multi = xp.concat([linked, no], axis=1) | xp.concat([no, linked], axis=1)
+    err = bound if sc is None else bound / xp.where(zero_scale, xp.ones_like(sc), sc)
+    if labels is None:
+        coarse = _coarse(key_t, err, metric, k, xp)
+    else:
+        multi = multi & (_mixed_groups(labels, index, linked, gid, xp) | (gid == gk[:, None]))
+        coarse = xp.zeros_like(multi)
+    flag = (multi & (gid <= gk[:, None]) | coarse) & ~exact_row[:, None] & ok[:, None]
+    counts = xp.sum(xp.astype(flag, xp.int64), axis=1)
+    # One transfer: the flagged candidates per row and the rows the groups leave open.
+    counts_h, ok_h = to_numpy(xp.stack([counts, xp.astype(ok, xp.int64)]))
+    keys = xp.reshape(key_t, (-1,))
+    sub_h = np.nonzero(counts_h)[0]
+    sub = from_numpy(sub_h, xp, device=dev)
+    if sub_h.size:
+        flat_flag = xp.reshape(flag, (-1,))
+        ex = _flagged_keys(sweep, js, m, Zq, index, flag, sub, sub_h, counts_h[sub_h], bounds)
+        pos = xp.cumulative_sum(xp.astype(flat_flag, xp.int64)) - 1
+        keys = xp.where(flat_flag, xp.take(ex, xp.clip(pos, min=0)), keys)
+    keys = xp.reshape(keys, (M, kk))
+    top_keys, top_idx = keys[:, :k], index[:, :k]
+    if sub_h.size:
+        # Reorder by (key descending, index ascending) inside the groups (as rerank_groups).
+        all_rows = sub_h.size == M
+        kv = keys if all_rows else xp.take(keys, sub, axis=0)
+        iv = index if all_rows else xp.take(index, sub, axis=0)
+        kv, iv = merge_topk(kv, iv, k)
+        if all_rows:
+            top_keys, top_idx = kv, iv
+        else:
+            top_keys, top_idx = replace_rows(sub, M, [(top_keys, kv), (top_idx, iv)])
+    top_idx = xp.astype(top_idx, xp.int64)
+    err = xp.where(exact_row, xp.zeros_like(err), err)
+    thr = s[:, k - 1] - 2 * bound
+    bad_h = np.nonzero(ok_h == 0)[0]
+    if bad_h.size:
+        # Uncertified rows: every candidate exact, and the threshold of the second pass.
+        subs = []
+        for t, j in enumerate(js):
+            lo, hi = np.searchsorted(bad_h, [t * m, (t + 1) * m])
+            if lo == hi:
+                continue
+            rows = from_numpy(bad_h[lo:hi], xp, device=dev)  # stacked rows
+            local = rows - t * m  # the position's own rows
+            p = ps[j]
+            subs.append(
+                rerank(
+                    xp.take(Zq[:, :p], local, axis=0),
+                    Z[:, :p],
+                    xp.take(tile_scores, rows, axis=0),
+                    xp.take(index, rows, axis=0),
+                    k,
+                    metric,
+                    sweep.refs[j].stats,
+                    take_stats(bounds[j][0], local),
+                    bound=xp.take(bound, rows),
+                    scale=None if sc is None else xp.take(sc, rows),
+                    shift=None if sh is None else xp.take(sh, rows),
+                    complete=complete,
+                )
+            )
+
+        def cat(name):
+            return xp.concat([getattr(r, name) for r in subs])
+
+        top_keys, top_idx, thr, err, ok = replace_rows(
+            from_numpy(bad_h, xp, device=dev),
+            M,
+            [
+                (top_keys, cat("keys")),
+                (top_idx, cat("index")),
+                (thr, cat("threshold")),
+                (err, xp.zeros_like(cat("threshold"))),
+                (ok, cat("ok")),
+            ],
+        )
+    return [Reranked(*(v[t * m : (t + 1) * m, ...] for v in (top_keys, top_idx, ok, thr, err))) for t in range(len(js))]
+
+
+def _flagged_keys(sweep, js, m, Zq, index, flag, sub, sub_h, counts, bounds):
+    """Exact keys of the flagged candidates of the stacked rows ``sub`` (``sub_h`` on the
+    host, ``counts`` flagged per row), in row-major order of ``flag``.
+
+    Each row's flagged candidates are packed to the left of a (rows, widest) block, so the
+    query row is broadcast over its candidates; each position's rows take their keys in
+    its own prefix of the columns."""
+    xp = sweep.xp
+    dev = device_of(index)
+    width = int(counts.max())
+    fl = xp.take(flag, sub, axis=0)
+    # Column of each flagged entry, packed left: order by (not flagged, column).
+    order = xp.argsort(xp.astype(~fl, xp.int32), axis=1, stable=True)[:, :width]
+    valid_h = np.arange(width)[None, :] < counts[:, None]
+    valid = from_numpy(valid_h, xp, device=dev)
+    idx = xp.take_along_axis(xp.take(index, sub, axis=0), xp.where(valid, order, xp.zeros_like(order)), axis=1)
+    parts = []
+    for t, j in enumerate(js):
+        lo, hi = np.searchsorted(sub_h, [t * m, (t + 1) * m])
+        if lo == hi:
+            continue
+        rows = from_numpy(sub_h[lo:hi] - t * m, xp, device=dev)
+        p = sweep.ps[j]
+        parts.append(
+            exact_keys(
+                xp.take(Zq[:, :p], rows, axis=0),
+                sweep.Z[:, :p],
+                idx[lo:hi, :],
+                sweep.metric,
+                sweep.refs[j].stats,
+                q_stats=take_stats(bounds[j][0], rows),
+                max_bytes=sweep.key_bytes,
+            )
+        )
+    keys = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    return xp.take(xp.reshape(keys, (-1,)), from_numpy(np.nonzero(valid_h.reshape(-1))[0], xp, device=dev))
+
+
+def _second_pass(sweep, j, res, bad, Zq, q_sum, k, bounds):
+    """Keys, indices and errors at ps[j], and the k-th exact keys of the rows ``bad`` (int
+    array) that the certificate could not settle: they take every reference whose score
+    reaches their threshold (:meth:`_Sweep.collect`)."""
     xp = sweep.xp
     p, metric, ref = sweep.ps[j], sweep.metric, sweep.refs[j]
-    vals, idx = cand
     Zp, Zr = Zq[:, :p], sweep.Z[:, :p]
-    q_stats, bound, scale, lift, shift = bounds
-    # Optimistic (lifted) scores only bound the keys from above, and float64 input wants
-    # exact distances: every candidate exact there; near-tie groups only otherwise.
-    common = dict(bound=bound, scale=scale, shift=shift, complete=idx.shape[1] >= Zr.shape[0])
-    if lift is not None or Zq.dtype == xp.float64:
-        res = rerank(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, **common)
-    else:
-        res = rerank_groups(Zp, Zr, vals, idx, k, metric, ref.stats, q_stats, labels=labels, **common)
-    if bool(xp.all(res.ok)):
-        return res.keys, res.index, res.err, 0
-    bad = xp.nonzero(~res.ok)[0]
+    q_stats = bounds[0]
     kth, qb_stats = xp.take(res.keys[:, k - 1], bad), take_stats(q_stats, bad)
     batches = sweep.collect(
         j, xp.take(Zq, bad, axis=0), xp.take(q_sum, bad), _rows_of(bounds, bad, xp), xp.take(res.threshold, bad)
@@ -339,7 +621,7 @@ def _exact_at_p(sweep, j, cand, Zq, q_sum, k, bounds, labels=None):
     keys, index, err = replace_rows(
         bad, res.ok.shape[0], [(res.keys, kb), (res.index, xp.astype(ib, xp.int64)), (res.err, xp.zeros_like(kth))]
     )
-    return keys, index, err, _unsettled(kth, metric, xp)
+    return keys, index, err, kth
 
 
 def _unsettled(kth, metric, xp):
@@ -359,15 +641,33 @@ def _rows_of(bounds, rows, xp):
     return take_stats(q_stats, rows), sub(bound), sub(scale), sub(lift), sub(shift)
 
 
-def prefix_refine(Z_test: Any, Z_train: Any, p: int, index: Any, metric: str, stats: Any):
-    """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists at size p:
-    the exact float64 distances of the given test rows' neighbours in ``Z[:, :p]``, ascending
-    (``stats``: the :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]``)."""
+def prefix_refine(Z_test: Any, Z_train: Any, ps: Sequence[int], index: Any, metric: str, stats: Sequence[Any]):
+    """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists stacked
+    over the sizes ``ps`` (``index``: ``len(ps)`` sets of ``len(Z_test)`` rows, in the
+    order of ``ps``): the exact float64 distances of the given stacked rows' neighbours in
+    ``Z[:, :p]`` of their set's p, ascending (``stats``: the
+    :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]`` for each p).
+
+    The row numbers come to the host once, to find their sizes; each size present takes
+    one exact pass."""
+    n = Z_test.shape[0]
 
     def refine(rows: Any) -> Any:
         xp = array_namespace(index)
-        keys = exact_keys(xp.take(Z_test, rows, axis=0), Z_train, xp.take(index, rows, axis=0), metric, stats, n_cols=p)
-        return keys_to_distances(xp.sort(keys, axis=1, descending=True), metric)  # rank by rank
+        sets = to_numpy(rows) // n  # one transfer: which size each row belongs to
+        order = np.argsort(sets, kind="stable")
+        parts = []
+        for s in np.unique(sets).tolist():
+            at = order[np.searchsorted(sets[order], s) : np.searchsorted(sets[order], s, side="right")]
+            r = xp.take(rows, from_numpy(at, xp, device=device_of(rows)))
+            idx = xp.take(index, r, axis=0)
+            keys = exact_keys(xp.take(Z_test, r - s * n, axis=0), Z_train, idx, metric, stats[s], n_cols=ps[s])
+            parts.append(keys_to_distances(xp.sort(keys, axis=1, descending=True), metric))  # rank by rank
+        out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        if np.array_equal(order, np.arange(order.shape[0])):
+            return out
+        back = from_numpy(np.argsort(order), xp, device=device_of(rows))  # the callers' row order
+        return xp.take(out, back, axis=0)
 
     return refine
 
