@@ -71,6 +71,14 @@ def _labels(y_train_dev: Any, nbr: Any, xp: Any) -> Any:
     return xp.reshape(xp.take(y_train_dev, xp.reshape(nbr, (-1,))), nbr.shape)
 
 
+def _vote_bytes(budget: int, xp: Any) -> int:
+    """Block size of a sweep's votes: their temporaries (about four (rows, k_max, classes)
+    float64 arrays) in an eighth of the budget -- one block on a GPU, not one per 4 MiB of
+    totals; the host keeps cache-sized blocks (:func:`gpuknn._memory.preferred_tile_bytes`)."""
+    cap = preferred_tile_bytes(xp)
+    return max(1, budget // 8 if cap is None else min(budget // 8, cap))
+
+
 def fold_k_scores(
     X_train,
     y_train,
@@ -94,7 +102,6 @@ def fold_k_scores(
     """
     xp = array_namespace(X_train)
     wm = check_working_memory(working_memory, xp, device_of(X_train))  # bytes
-    cap = preferred_tile_bytes(xp)
     if magnitude is None:
         nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
     else:
@@ -115,10 +122,7 @@ def fold_k_scores(
         xp,
         bounds=va["bounds"],
         refine=va["refine"],
-        # The votes' temporaries (about four (rows, k_max, classes) float64 arrays) in an
-        # eighth of the budget: one block on a GPU, not one per 4 MiB of totals (the host
-        # keeps cache-sized blocks).
-        max_bytes=max(1, wm // 8 if cap is None else min(wm // 8, cap)),
+        max_bytes=_vote_bytes(wm, xp),
     )
 
 
@@ -135,7 +139,7 @@ def fold_kp_scores(
     ks = list(ks)
     weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
     scoring = scoring if isinstance(scoring, dict) else check_names(scoring, name="scoring")
-    budget = check_working_memory(working_memory, xp)
+    budget = check_working_memory(working_memory, xp, device_of(Z_train))
     refs = prefix_references(Z_train, Z_test, ps, metric, budget=budget)
     nbrs = neighbors_for_p_sweep(
         Z_train,
@@ -177,6 +181,7 @@ def fold_kp_scores(
                 bounds=bounds,
                 refine=refine,
                 sets=len(group),
+                max_bytes=_vote_bytes(budget, xp),
             )
             for s, p in enumerate(group):
                 out[p] = {w: {name: v[s] for name, v in per.items()} for w, per in scores.items()}

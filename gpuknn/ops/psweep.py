@@ -30,13 +30,13 @@ from ..errors import InvalidInputError
 from .distance import check_metric
 from .exact import EXACT_BLOCK_BYTES, RowStats, exact_keys, keys_to_distances
 from .gram import prefix_bounds, prefix_norms, prefix_references, prefix_stats, score_from_gram
-from .groups import _coarse, _mixed_groups
+from .groups import decide_groups
 from .kneighbors import candidate_margin
 from .limits import check_working_memory
 from .rerank import KEY_MAX, Reranked, collect_top, rerank, take_stats
 from .rows import replace_rows
 from .search import round_down
-from .topk import merge_topk, pad_lists, topk_largest, update_topk
+from .topk import pad_lists, topk_largest, update_topk
 
 __all__ = ["neighbors_for_p_sweep", "check_grid", "prefix_refine"]
 
@@ -447,162 +447,68 @@ def _first_passes(sweep, cand, Zq, k, bounds, labels=None):
 def _group_pass(sweep, js, cand, Zq, k, bounds, labels):
     """:func:`~gpuknn.ops.groups.rerank_groups` of the grid positions ``js`` at once.
 
-    Their candidate lists are stacked row-wise (one set of m rows per position) and go
-    through the group logic together: row by row the decisions of one call per position,
-    in a few launches for the whole grid and one host transfer (which rows hold flagged
-    candidates, which are uncertified). Only the exact keys -- of the flagged candidates,
-    and of every candidate of an uncertified row (:func:`~gpuknn.ops.rerank.rerank`) --
-    are computed per position, each in its own prefix of the columns, in row blocks of
-    :attr:`_Sweep.key_bytes`.
+    Their candidate lists are stacked row-wise (one set of m rows per position) and decided
+    together by :func:`~gpuknn.ops.groups.decide_groups`: row by row the decisions of one call
+    per position, in a fixed number of launches for the whole grid. Only the exact keys are
+    computed per position (:func:`_stacked_keys`), each in its own prefix of the columns.
     """
-    xp, metric, ps, Z = sweep.xp, sweep.metric, sweep.ps, sweep.Z
+    xp, Z = sweep.xp, sweep.Z
     m = Zq.shape[0]
+    dev = device_of(cand[js[0]][1])
     tile_scores = xp.concat([cand[j][0] for j in js], axis=0)
     index = xp.concat([cand[j][1] for j in js], axis=0)
-    M, kk = index.shape
-    dev = device_of(index)
-    complete = kk >= Z.shape[0]
-    bound = xp.concat([bounds[j][1] for j in js])
+    M = index.shape[0]
     scale, shift = bounds[js[0]][2], bounds[js[0]][4]
-    if scale is None:
-        sc = None
-    elif hasattr(scale, "shape"):
-        sc = xp.concat([bounds[j][2] for j in js])
-    else:
-        sc = xp.full((M,), float(scale), dtype=xp.float64, device=dev)
-    sh = None if shift is None else xp.concat([bounds[j][4] for j in js])
-    s = xp.astype(tile_scores, xp.float64)
-    zero_scale = None if sc is None else sc == 0
-    key_t = s if sh is None else s - sh[:, None]
-    if sc is not None:
-        key_t = xp.where(
-            zero_scale[:, None], xp.zeros_like(key_t), key_t / xp.where(zero_scale, xp.ones_like(sc), sc)[:, None]
-        )
-    no = xp.zeros((M, 1), dtype=xp.bool, device=dev)
-    linked = (s[:, :-1] - s[:, 1:]) <= 2 * bound[:, None] if kk > 1 else xp.zeros((M, 0), dtype=xp.bool, device=dev)
-    gid = xp.cumulative_sum(xp.astype(xp.concat([no, ~linked], axis=1), xp.int32), axis=1)
-    gk = gid[:, k - 1]
-    exact_row = bound == 0
-    ok = (gid[:, kk - 1] > gk) | exact_row
-    if complete:
-        ok = xp.ones_like(ok)
-    if zero_scale is not None:  # tile units that carry no key (zero query rows)
-        ok = ok & (exact_row | ~zero_scale)
-    multi = xp.concat([linked, no], axis=1) | xp.concat([no, linked], axis=1)
-    err = bound if sc is None else bound / xp.where(zero_scale, xp.ones_like(sc), sc)
-    if labels is None:
-        coarse = _coarse(key_t, err, metric, k, xp)
-    else:
-        multi = multi & (_mixed_groups(labels, index, linked, gid, xp) | (gid == gk[:, None]))
-        coarse = xp.zeros_like(multi)
-    flag = (multi & (gid <= gk[:, None]) | coarse) & ~exact_row[:, None] & ok[:, None]
-    counts = xp.sum(xp.astype(flag, xp.int64), axis=1)
-    # One transfer: the flagged candidates per row and the rows the groups leave open.
-    counts_h, ok_h = to_numpy(xp.stack([counts, xp.astype(ok, xp.int64)]))
-    keys = xp.reshape(key_t, (-1,))
-    sub_h = np.nonzero(counts_h)[0]
-    sub = from_numpy(sub_h, xp, device=dev)
-    if sub_h.size:
-        flat_flag = xp.reshape(flag, (-1,))
-        ex = _flagged_keys(sweep, js, m, Zq, index, flag, sub, sub_h, counts_h[sub_h], bounds)
-        pos = xp.cumulative_sum(xp.astype(flat_flag, xp.int64)) - 1
-        keys = xp.where(flat_flag, xp.take(ex, xp.clip(pos, min=0)), keys)
-    keys = xp.reshape(keys, (M, kk))
-    top_keys, top_idx = keys[:, :k], index[:, :k]
-    if sub_h.size:
-        # Reorder by (key descending, index ascending) inside the groups (as rerank_groups).
-        all_rows = sub_h.size == M
-        kv = keys if all_rows else xp.take(keys, sub, axis=0)
-        iv = index if all_rows else xp.take(index, sub, axis=0)
-        kv, iv = merge_topk(kv, iv, k)
-        if all_rows:
-            top_keys, top_idx = kv, iv
-        else:
-            top_keys, top_idx = replace_rows(sub, M, [(top_keys, kv), (top_idx, iv)])
-    top_idx = xp.astype(top_idx, xp.int64)
-    err = xp.where(exact_row, xp.zeros_like(err), err)
-    thr = s[:, k - 1] - 2 * bound
-    bad_h = np.nonzero(ok_h == 0)[0]
-    if bad_h.size:
-        # Uncertified rows: every candidate exact, and the threshold of the second pass.
-        subs = []
-        for t, j in enumerate(js):
-            lo, hi = np.searchsorted(bad_h, [t * m, (t + 1) * m])
-            if lo == hi:
-                continue
-            rows = from_numpy(bad_h[lo:hi], xp, device=dev)  # stacked rows
-            local = rows - t * m  # the position's own rows
-            p = ps[j]
-            subs.append(
-                rerank(
-                    xp.take(Zq[:, :p], local, axis=0),
-                    Z[:, :p],
-                    xp.take(tile_scores, rows, axis=0),
-                    xp.take(index, rows, axis=0),
-                    k,
-                    metric,
-                    sweep.refs[j].stats,
-                    take_stats(bounds[j][0], local),
-                    bound=xp.take(bound, rows),
-                    scale=None if sc is None else xp.take(sc, rows),
-                    shift=None if sh is None else xp.take(sh, rows),
-                    complete=complete,
-                )
-            )
+    if scale is not None and hasattr(scale, "shape"):
+        scale = xp.concat([bounds[j][2] for j in js])
+    elif scale is not None:
+        scale = xp.full((M,), float(scale), dtype=xp.float64, device=dev)
 
-        def cat(name):
-            return xp.concat([getattr(r, name) for r in subs])
+    def exact(rows: Any, idx: Any) -> Any:
+        return _stacked_keys(sweep, js, m, Zq, rows, idx, bounds)
 
-        top_keys, top_idx, thr, err, ok = replace_rows(
-            from_numpy(bad_h, xp, device=dev),
-            M,
-            [
-                (top_keys, cat("keys")),
-                (top_idx, cat("index")),
-                (thr, cat("threshold")),
-                (err, xp.zeros_like(cat("threshold"))),
-                (ok, cat("ok")),
-            ],
-        )
-    return [Reranked(*(v[t * m : (t + 1) * m, ...] for v in (top_keys, top_idx, ok, thr, err))) for t in range(len(js))]
+    res = decide_groups(
+        tile_scores,
+        index,
+        k,
+        sweep.metric,
+        bound=xp.concat([bounds[j][1] for j in js]),
+        scale=scale,
+        shift=None if shift is None else xp.concat([bounds[j][4] for j in js]),
+        complete=index.shape[1] >= Z.shape[0],
+        labels=labels,
+        exact=exact,
+    )
+    return [Reranked(*(v[t * m : (t + 1) * m, ...] for v in res)) for t in range(len(js))]
 
 
-def _flagged_keys(sweep, js, m, Zq, index, flag, sub, sub_h, counts, bounds):
-    """Exact keys of the flagged candidates of the stacked rows ``sub`` (``sub_h`` on the
-    host, ``counts`` flagged per row), in row-major order of ``flag``.
-
-    Each row's flagged candidates are packed to the left of a (rows, widest) block, so the
-    query row is broadcast over its candidates; each position's rows take their keys in
-    its own prefix of the columns."""
+def _stacked_keys(sweep, js, m, Zq, rows, idx, bounds):
+    """Exact keys of stacked query rows ``rows`` (ascending; rows ``t*m .. (t+1)*m - 1`` are
+    grid position ``js[t]``'s) against references ``idx``: each position's rows in its own
+    prefix of the columns. One transfer finds where the positions' rows start."""
     xp = sweep.xp
-    dev = device_of(index)
-    width = int(counts.max())
-    fl = xp.take(flag, sub, axis=0)
-    # Column of each flagged entry, packed left: order by (not flagged, column).
-    order = xp.argsort(xp.astype(~fl, xp.int32), axis=1, stable=True)[:, :width]
-    valid_h = np.arange(width)[None, :] < counts[:, None]
-    valid = from_numpy(valid_h, xp, device=dev)
-    idx = xp.take_along_axis(xp.take(index, sub, axis=0), xp.where(valid, order, xp.zeros_like(order)), axis=1)
+    dev = device_of(rows)
+    starts = xp.asarray([t * m for t in range(len(js) + 1)], dtype=rows.dtype, device=dev)
+    cut = to_numpy(xp.searchsorted(rows, starts)).tolist()
     parts = []
     for t, j in enumerate(js):
-        lo, hi = np.searchsorted(sub_h, [t * m, (t + 1) * m])
+        lo, hi = cut[t], cut[t + 1]
         if lo == hi:
             continue
-        rows = from_numpy(sub_h[lo:hi] - t * m, xp, device=dev)
+        local = rows[lo:hi] - t * m
         p = sweep.ps[j]
         parts.append(
             exact_keys(
-                xp.take(Zq[:, :p], rows, axis=0),
+                xp.take(Zq[:, :p], local, axis=0),
                 sweep.Z[:, :p],
-                idx[lo:hi, :],
+                idx[lo:hi, ...],
                 sweep.metric,
                 sweep.refs[j].stats,
-                q_stats=take_stats(bounds[j][0], rows),
+                q_stats=take_stats(bounds[j][0], local),
                 max_bytes=sweep.key_bytes,
             )
         )
-    keys = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-    return xp.take(xp.reshape(keys, (-1,)), from_numpy(np.nonzero(valid_h.reshape(-1))[0], xp, device=dev))
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
 
 def _second_pass(sweep, j, res, bad, Zq, q_sum, k, bounds):
