@@ -19,6 +19,7 @@ columns) stay per p.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from .gram import prefix_bounds, prefix_norms, prefix_references, prefix_stats, 
 from .groups import decide_groups
 from .kneighbors import candidate_margin
 from .limits import check_working_memory
-from .rerank import KEY_MAX, Reranked, collect_top, rerank, take_stats
+from .rerank import KEY_MAX, Reranked, collect_top, rerank_lists, take_stats
 from .rows import replace_rows
 from .search import round_down
 from .topk import pad_lists, topk_largest, update_topk
@@ -415,42 +416,28 @@ def _first_passes(sweep, cand, Zq, k, bounds, labels=None):
     :func:`_second_pass`).
 
     Optimistic (lifted) scores only bound the keys from above, and float64 input wants
-    exact distances: every candidate exact there (:func:`~gpuknn.ops.rerank.rerank`, per
-    position); the near-tie groups of every other position are decided together
-    (:func:`_group_pass`)."""
+    exact distances: every candidate exact there (:func:`~gpuknn.ops.rerank.rerank_lists`);
+    the near-tie groups of every other position (:func:`~gpuknn.ops.groups.decide_groups`).
+    Either way the positions' lists are stacked and decided in one call."""
     xp, ps = sweep.xp, sweep.ps
     grouped = [j for j in range(len(ps)) if bounds[j][3] is None and Zq.dtype != xp.float64]
-    out = dict(zip(grouped, _group_pass(sweep, grouped, cand, Zq, k, bounds, labels) if grouped else []))
-    for j in range(len(ps)):
-        if j not in out:
-            p, ref = ps[j], sweep.refs[j]
-            vals, idx = cand[j]
-            q_stats, bound, scale, _, shift = bounds[j]
-            complete = idx.shape[1] >= sweep.Z.shape[0]
-            out[j] = rerank(
-                Zq[:, :p],
-                sweep.Z[:, :p],
-                vals,
-                idx,
-                k,
-                sweep.metric,
-                ref.stats,
-                q_stats,
-                bound=bound,
-                scale=scale,
-                shift=shift,
-                complete=complete,
-            )
+    every = [j for j in range(len(ps)) if j not in grouped]
+    out = {}
+    groups = partial(decide_groups, metric=sweep.metric, labels=labels)
+    for js, decide in ((grouped, groups), (every, rerank_lists)):
+        if js:
+            out.update(zip(js, _stacked_pass(sweep, js, cand, Zq, k, bounds, decide)))
     return [out[j] for j in range(len(ps))]
 
 
-def _group_pass(sweep, js, cand, Zq, k, bounds, labels):
-    """:func:`~gpuknn.ops.groups.rerank_groups` of the grid positions ``js`` at once.
+def _stacked_pass(sweep, js, cand, Zq, k, bounds, decide):
+    """``decide`` (:func:`~gpuknn.ops.groups.decide_groups` or
+    :func:`~gpuknn.ops.rerank.rerank_lists`) of the grid positions ``js`` at once.
 
     Their candidate lists are stacked row-wise (one set of m rows per position) and decided
-    together by :func:`~gpuknn.ops.groups.decide_groups`: row by row the decisions of one call
-    per position, in a fixed number of launches for the whole grid. Only the exact keys are
-    computed per position (:func:`_stacked_keys`), each in its own prefix of the columns.
+    together: row by row the decisions of one call per position, in a fixed number of
+    launches for the whole grid. Only the exact keys are computed per position
+    (:func:`_stacked_keys`), each in its own prefix of the columns.
     """
     xp, Z = sweep.xp, sweep.Z
     m = Zq.shape[0]
@@ -467,16 +454,14 @@ def _group_pass(sweep, js, cand, Zq, k, bounds, labels):
     def exact(rows: Any, idx: Any) -> Any:
         return _stacked_keys(sweep, js, m, Zq, rows, idx, bounds)
 
-    res = decide_groups(
+    res = decide(
         tile_scores,
         index,
         k,
-        sweep.metric,
         bound=xp.concat([bounds[j][1] for j in js]),
         scale=scale,
         shift=None if shift is None else xp.concat([bounds[j][4] for j in js]),
         complete=index.shape[1] >= Z.shape[0],
-        labels=labels,
         exact=exact,
     )
     return [Reranked(*(v[t * m : (t + 1) * m, ...] for v in res)) for t in range(len(js))]
@@ -487,24 +472,26 @@ def _stacked_keys(sweep, js, m, Zq, rows, idx, bounds):
     grid position ``js[t]``'s) against references ``idx``: each position's rows in its own
     prefix of the columns. One transfer finds where the positions' rows start."""
     xp = sweep.xp
-    dev = device_of(rows)
-    starts = xp.asarray([t * m for t in range(len(js) + 1)], dtype=rows.dtype, device=dev)
-    cut = to_numpy(xp.searchsorted(rows, starts)).tolist()
+    if rows is None:  # every stacked row, in order: position t holds rows t*m .. (t+1)*m - 1
+        cut = [t * m for t in range(len(js) + 1)]
+    else:
+        starts = xp.asarray([t * m for t in range(len(js) + 1)], dtype=rows.dtype, device=device_of(rows))
+        cut = to_numpy(xp.searchsorted(rows, starts)).tolist()
     parts = []
     for t, j in enumerate(js):
         lo, hi = cut[t], cut[t + 1]
         if lo == hi:
             continue
-        local = rows[lo:hi] - t * m
         p = sweep.ps[j]
+        local = None if rows is None else rows[lo:hi] - t * m
         parts.append(
             exact_keys(
-                xp.take(Zq[:, :p], local, axis=0),
+                Zq[:, :p] if local is None else xp.take(Zq[:, :p], local, axis=0),
                 sweep.Z[:, :p],
                 idx[lo:hi, ...],
                 sweep.metric,
                 sweep.refs[j].stats,
-                q_stats=take_stats(bounds[j][0], local),
+                q_stats=bounds[j][0] if local is None else take_stats(bounds[j][0], local),
                 max_bytes=sweep.key_bytes,
             )
         )

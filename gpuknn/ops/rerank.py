@@ -26,7 +26,17 @@ from .rows import replace_rows
 from .search import TilePlan, collect, prepare_queries
 from .topk import merge_topk
 
-__all__ = ["Reranked", "rerank", "top_pairs", "take_stats", "collect_top", "second_pass", "Progress", "KEY_MAX"]
+__all__ = [
+    "rerank_lists",
+    "Reranked",
+    "rerank",
+    "top_pairs",
+    "take_stats",
+    "collect_top",
+    "second_pass",
+    "Progress",
+    "KEY_MAX",
+]
 
 # Collected pairs kept before they are sorted and cut to k per row.
 _PENDING_PAIRS = 1 << 20
@@ -96,6 +106,34 @@ def rerank(
     -------
     Reranked
     """
+    xp = array_namespace(Q)
+
+    def exact(rows: Any, idx: Any) -> Any:
+        q = q_stats if rows is None else take_stats(q_stats, rows)
+        Qr = Q if rows is None else xp.take(Q, rows, axis=0)
+        return exact_keys(Qr, R, idx, metric, ref_stats, q_stats=q, max_bytes=max_bytes)
+
+    return rerank_lists(
+        tile_scores, index, k, bound=bound, scale=scale, shift=shift, complete=complete, local=local, exact=exact
+    )
+
+
+def rerank_lists(
+    tile_scores: Any,
+    index: Any,
+    k: int,
+    *,
+    bound: Any,
+    scale: Any = None,
+    shift: Any = None,
+    complete: bool,
+    local: Any = None,
+    exact: Any,
+) -> Reranked:
+    """:func:`rerank` with the exact keys from ``exact(rows, idx)``: the keys (float64, shape
+    of ``idx``) of query rows ``rows`` (int, ascending; None: every row in order) against
+    the references ``idx`` (numbers of ``local``). Lists stacked from several searches (the
+    p-sweep's grid positions, each with its own columns) are re-ranked in one call."""
     xp = array_namespace(tile_scores, index)
     local = index if local is None else local
     m, kk = index.shape
@@ -104,7 +142,7 @@ def rerank(
         key = key if scale is None else key * scale
         return key if shift is None else key + shift
 
-    keys = exact_keys(Q, R, local[:, :k], metric, ref_stats, q_stats=q_stats, max_bytes=max_bytes)
+    keys = exact(None, local[:, :k])
     top_keys, top_idx = merge_topk(keys, index[:, :k], k)
     if kk > k:
         # Later candidates that could still beat the k-th exact key.
@@ -112,15 +150,13 @@ def rerank(
         need = xp.astype(tile_scores[:, k:], xp.float64) >= reach[:, None]
         hit = xp.nonzero(xp.reshape(need, (-1,)))[0]
         if hit.shape[0]:
-            top_keys, top_idx = _add_candidates(
-                Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats, max_bytes
-            )
+            top_keys, top_idx = _add_candidates(index, local, top_keys, top_idx, hit, k, exact)
     kth = units(top_keys[:, k - 1])
     ok = certified(tile_scores[:, -1], bound, kth, complete=complete)
     return Reranked(top_keys, xp.astype(top_idx, xp.int64), ok, kth - bound, xp.zeros_like(kth))
 
 
-def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_stats, q_stats, max_bytes):
+def _add_candidates(index, local, top_keys, top_idx, hit, k, exact):
     """Merge the exact keys of extra candidates (flat positions ``hit`` into the last
     ``kk - k`` columns) into the rows' top-k lists."""
     xp = array_namespace(top_keys)
@@ -130,9 +166,7 @@ def _add_candidates(Q, R, index, local, top_keys, top_idx, hit, k, metric, ref_s
     flat = rows * kk + cols
     glob = xp.take(xp.reshape(index, (-1,)), flat)
     loc = xp.take(xp.reshape(local, (-1,)), flat)
-    q_rows = take_stats(q_stats, rows)
-    keys = exact_keys(xp.take(Q, rows, axis=0), R, loc[:, None], metric, ref_stats, q_stats=q_rows, max_bytes=max_bytes)
-    keys = keys[:, 0]
+    keys = exact(rows, loc[:, None])[:, 0]
     # Only the rows that got extra candidates are re-sorted (``rows`` is non-decreasing).
     dev = device_of(rows)
     new = xp.concat([xp.ones((1,), dtype=xp.bool, device=dev), rows[1:] != rows[:-1]])
