@@ -12,11 +12,13 @@ import pytest
 from helpers import HostSyncs, Launches
 
 import gpuknn
-from gpuknn.model_selection import StratifiedKFold, cross_validate_k
+from gpuknn.model_selection import StratifiedKFold, cross_validate_k, cross_validate_kp
 
 torch = pytest.importorskip("torch")
 
 WM = 37193  # MiB: half an H100's memory, what the default plans with on one
+# The Fashion-MNIST study's PCA sizes.
+PS = [*range(1, 16), 20, 25, 30, 40, 50, 60, 70, 80, 100, 115, 215, 315, 415, 515, 615, 715]
 
 
 def fashion_like(n, seed):
@@ -97,3 +99,30 @@ def test_cross_validate_k_launches_do_not_follow_the_rows():
     small = _cv_k(6_000)[0].count
     big = _cv_k(12_000)[0].count
     assert big <= 1.25 * small, (small, big)
+
+
+def _cv_kp(rows):
+    X, y = fashion_like(rows, 3)
+    fold = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X.numpy(), y.numpy()))
+    launches, syncs, table = counted(
+        lambda: cross_validate_kp(X, y, range(1, 31), PS, cv=[fold], weights=("uniform", "distance"), working_memory=WM)
+    )
+    assert len(table.rows) == len(PS) * 2 * 30
+    return launches.count, syncs.count
+
+
+@pytest.fixture(scope="module")
+def kp_counts():
+    return {rows: _cv_kp(rows) for rows in (6_000, 12_000)}
+
+
+def test_cross_validate_kp_budget(kp_counts):
+    """One 80/20 fold of 12 000 rows, k = 1..30, the study's 31 PCA sizes, both weights:
+    <= 6 000 launches, <= 150 syncs (the grid's positions decided together)."""
+    launches, syncs = kp_counts[12_000]
+    assert launches <= 6_000, kp_counts
+    assert syncs <= 150, kp_counts
+
+
+def test_cross_validate_kp_launches_do_not_follow_the_rows(kp_counts):
+    assert kp_counts[12_000][0] <= 1.25 * kp_counts[6_000][0], kp_counts
