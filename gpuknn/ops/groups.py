@@ -23,8 +23,8 @@ from typing import Any
 
 from .._backend import array_namespace, device_of, to_numpy
 from .certify import certified
-from .exact import EXACT_BLOCK_BYTES, RowStats, exact_keys
-from .rerank import Reranked, take_stats
+from .exact import EXACT_BLOCK_BYTES, RowStats
+from .rerank import Reranked, pair_keys
 from .rows import replace_rows
 from .topk import merge_topk
 
@@ -65,12 +65,7 @@ def rerank_groups(
     :func:`~gpuknn.ops.rerank.rerank` would give them (a threshold for the second pass;
     ``ok`` where the exact k-th key certifies them after all).
     """
-    xp = array_namespace(Q)
-
-    def exact(rows: Any, idx: Any) -> Any:
-        q = take_stats(q_stats, rows)
-        return exact_keys(xp.take(Q, rows, axis=0), R, idx, metric, ref_stats, q_stats=q, max_bytes=max_bytes)
-
+    exact = pair_keys(Q, R, metric, ref_stats, q_stats, max_bytes)
     return decide_groups(
         tile_scores,
         index,

@@ -28,6 +28,7 @@ from .topk import merge_topk
 
 __all__ = [
     "rerank_lists",
+    "pair_keys",
     "Reranked",
     "rerank",
     "top_pairs",
@@ -106,6 +107,16 @@ def rerank(
     -------
     Reranked
     """
+    exact = pair_keys(Q, R, metric, ref_stats, q_stats, max_bytes)
+    return rerank_lists(
+        tile_scores, index, k, bound=bound, scale=scale, shift=shift, complete=complete, local=local, exact=exact
+    )
+
+
+def pair_keys(Q: Any, R: Any, metric: str, ref_stats: RowStats, q_stats: RowStats, max_bytes: int):
+    """The ``exact(rows, idx)`` of :func:`rerank_lists` and
+    :func:`gpuknn.ops.groups.decide_groups` for one search: the exact keys of Q's rows
+    ``rows`` (all of them, in order, when None) against the rows ``idx`` of R."""
     xp = array_namespace(Q)
 
     def exact(rows: Any, idx: Any) -> Any:
@@ -113,9 +124,7 @@ def rerank(
         Qr = Q if rows is None else xp.take(Q, rows, axis=0)
         return exact_keys(Qr, R, idx, metric, ref_stats, q_stats=q, max_bytes=max_bytes)
 
-    return rerank_lists(
-        tile_scores, index, k, bound=bound, scale=scale, shift=shift, complete=complete, local=local, exact=exact
-    )
+    return exact
 
 
 def rerank_lists(
