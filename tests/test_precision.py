@@ -110,3 +110,26 @@ def test_search_under_tf32_screens_in_fp32(tf32, monkeypatch):
     switch.fp32_precision = "ieee"
     want = gpuknn.kneighbors(Q, R, 10, metric="correlation")
     assert torch.equal(got[1], want[1]) and torch.equal(got[0], want[0])
+
+
+def test_p_sweep_under_tf32_screens_in_fp32(tf32, monkeypatch):
+    """The p-sweep's Gram GEMMs run in FP32 too, and its lists are those without TF32."""
+    import gpuknn.ops.psweep as psweep
+
+    rng = np.random.default_rng(1)
+    Z = torch.asarray(rng.normal(size=(400, 12)).astype(np.float32))
+    Zq = torch.asarray(rng.normal(size=(50, 12)).astype(np.float32))
+    under, real = [], psweep.gram_accumulate
+
+    def spy(*a, **kw):
+        under.append(switch.fp32_precision)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(psweep, "gram_accumulate", spy)
+    got = psweep.neighbors_for_p_sweep(Z, Zq, [2, 5, 12], 5, metric="correlation")
+    assert under and set(under) == {"ieee"}
+    assert switch.fp32_precision == "tf32"
+    switch.fp32_precision = "ieee"
+    want = psweep.neighbors_for_p_sweep(Z, Zq, [2, 5, 12], 5, metric="correlation")
+    for p in (2, 5, 12):
+        assert torch.equal(got[p][1], want[p][1])

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
-from .._delegation import gram_accumulate, matmul_unit_roundoff
+from .._delegation import fp32_matmul, gram_accumulate, matmul_unit_roundoff
 from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .distance import check_metric
@@ -119,7 +119,15 @@ def neighbors_for_p_sweep(
     ps = check_grid(ps, name="p", upper=p_max)
     if not 1 <= k_max <= n_tr:
         raise InvalidInputError(f"k_max must be in [1, {n_tr}], got {k_max}")
-    budget = check_working_memory(working_memory, xp)  # bytes
+    budget = check_working_memory(working_memory, xp, device_of(Z_train))  # bytes
+    # Full-FP32 GEMMs whatever the user's TF32 setting, the bounds read inside (as a search).
+    with fp32_matmul(xp, device_of(Z_train)):
+        return _p_sweep(Z_train, Z_test, ps, k_max, metric, budget, on_tile, return_keys, references, labels, xp)
+
+
+def _p_sweep(Z_train, Z_test, ps, k_max, metric, budget, on_tile, return_keys, references, labels, xp):
+    """:func:`neighbors_for_p_sweep` of checked arguments (``budget`` in bytes)."""
+    n_tr = Z_train.shape[0]
     itemsize = 8 if Z_train.dtype == xp.float64 else 4
     rows = max(1, min(Z_test.shape[0], budget // (n_tr * (2 * itemsize + 2))))
     # Reference blocks: a cache-sized Gram/score tile on the host, whole rows on a GPU.
