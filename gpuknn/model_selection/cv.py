@@ -157,6 +157,7 @@ def fold_kp_scores(
     # size alone would: which ones, in one transfer for the grid.
     inexact = to_numpy(xp.any(xp.stack([nbrs[p][2] for p in ps]) > 0, axis=1)).tolist()
     stats = {p: ref.stats for p, ref in zip(ps, refs)}
+    q_stats = {p: ref.query_stats for p, ref in zip(ps, refs)}
     per_set = max(1, int(Z_test.shape[0]) * max(ks) * _VOTE_ENTRY_BYTES)
     step = max(1, budget // per_set)
     out = {}
@@ -168,7 +169,9 @@ def fold_kp_scores(
             bounds, refine = None, None
             if with_err:
                 bounds = distance_interval(keys, err, metric)
-                refine = prefix_refine(Z_test, Z_train, group, i, metric, [stats[p] for p in group])
+                refine = prefix_refine(
+                    Z_test, Z_train, group, i, metric, [stats[p] for p in group], [q_stats[p] for p in group]
+                )
             scores = score_votes(
                 _labels(y_train, i, xp),
                 keys_to_distances(keys, metric),

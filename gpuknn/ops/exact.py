@@ -53,12 +53,16 @@ class RowStats(NamedTuple):
 
     ``mean``: row means (correlation), else None; ``inv_norm``: ``1/|x|`` (cosine) or
     ``1/|x - mean|`` (correlation), 0 for zero rows, else None; ``norm``: ``|x|`` (cosine
-    and inner), else None.
+    and inner), else None; ``kappa``: ``|x| / |x - mean(x)|`` (cosine: 1), 0 for zero rows,
+    as :func:`row_kappa` gives it -- kept so that every exact pass over a reference takes
+    it per pair (one gather) instead of recomputing it (eight launches); None where it was
+    not computed (or the metric has none).
     """
 
     mean: Any
     inv_norm: Any
     norm: Any
+    kappa: Any = None
 
 
 def row_stats(X: Any, metric: str) -> RowStats:
@@ -96,10 +100,14 @@ def row_stats(X: Any, metric: str) -> RowStats:
             # A constant row is zero once centred, whatever its rounded mean says.
             two = xp.where(xp.max(Xf, axis=1) == xp.min(Xf, axis=1), xp.zeros_like(two), two)
             c2 = replace_rows(rows, X.shape[0], [(c2, two)])[0]
-        return RowStats(mean, _inverse(xp.sqrt(xp.clip(c2, min=0.0)), xp), None)
+        inv = _inverse(xp.sqrt(xp.clip(c2, min=0.0)), xp)
+        return RowStats(mean, inv, None, _kappa(mean, inv, d, xp))
     if metric in ("cosine", "inner"):
         norm = xp.sqrt(dot64(X, X))
-        return RowStats(None, _inverse(norm, xp) if metric == "cosine" else None, norm)
+        if metric == "inner":
+            return RowStats(None, None, norm)
+        inv = _inverse(norm, xp)
+        return RowStats(None, inv, norm, _kappa(None, inv, X.shape[1], xp))
     return RowStats(None, None, None)
 
 
@@ -115,7 +123,7 @@ def concat_stats(parts: list[RowStats], xp: Any) -> RowStats:
         vals = [getattr(p, name) for p in parts]
         return None if vals[0] is None else (vals[0] if len(vals) == 1 else xp.concat(vals))
 
-    return RowStats(cat("mean"), cat("inv_norm"), cat("norm"))
+    return RowStats(cat("mean"), cat("inv_norm"), cat("norm"), cat("kappa"))
 
 
 def exact_keys(
@@ -203,8 +211,9 @@ def exact_keys(
     # Keys within their own float64 rounding of the largest possible one are that one:
     # real ties at the top (a row and its multiples; correlation of 2 features) then
     # tie bit for bit, and go to the lower index like exact duplicates.
-    q_mean = q_stats.mean[:, None] if centred else None
-    kappa = _kappa(q_mean, q_stats.inv_norm[:, None], d, xp) + _kappa(r_mean, r_inv, d, xp)
+    kappa = _row_kappa(q_stats, d, xp)[:, None] + (
+        _take(ref_stats.kappa, index, xp) if ref_stats.kappa is not None else _kappa(r_mean, r_inv, d, xp)
+    )
     top = 1.0 - 8 * _U64 - xp.clip(_SNAP_PER_FEATURE * (d + 2) * kappa, max=_SNAP_MAX)
     return xp.where(dots >= top, xp.ones_like(dots), dots)
 
@@ -215,10 +224,16 @@ def _cat(parts: list, xp: Any) -> Any:
 
 def row_kappa(stats: RowStats, d: int) -> Any:
     """``kappa = |x| / |x - mean(x)|`` of each row (correlation statistics), 0 for rows that
-    are zero once centred; None for other metrics."""
+    are zero once centred; None for other metrics. The kept ``stats.kappa`` where
+    :func:`row_stats` computed it."""
     if stats.mean is None:
         return None
-    return _kappa(stats.mean, stats.inv_norm, d, array_namespace(stats.inv_norm))
+    return _row_kappa(stats, d, array_namespace(stats.inv_norm))
+
+
+def _row_kappa(stats: RowStats, d: int, xp: Any) -> Any:
+    """Each row's ``kappa`` (cosine: 1, or 0 for a zero row): kept, or computed."""
+    return stats.kappa if stats.kappa is not None else _kappa(stats.mean, stats.inv_norm, d, xp)
 
 
 def _kappa(mean: Any, inv: Any, d: int, xp: Any) -> Any:

@@ -542,12 +542,21 @@ def _rows_of(bounds, rows, xp):
     return take_stats(q_stats, rows), sub(bound), sub(scale), sub(lift), sub(shift)
 
 
-def prefix_refine(Z_test: Any, Z_train: Any, ps: Sequence[int], index: Any, metric: str, stats: Sequence[Any]):
+def prefix_refine(
+    Z_test: Any,
+    Z_train: Any,
+    ps: Sequence[int],
+    index: Any,
+    metric: str,
+    stats: Sequence[Any],
+    query_stats: Sequence[Any] | None = None,
+):
     """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists stacked
     over the sizes ``ps`` (``index``: ``len(ps)`` sets of ``len(Z_test)`` rows, in the
     order of ``ps``): the exact float64 distances of the given stacked rows' neighbours in
     ``Z[:, :p]`` of their set's p, ascending (``stats``: the
-    :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]`` for each p).
+    :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]`` for each p; ``query_stats``,
+    optional, those of ``Z_test[:, :p]``, computed here when not given).
 
     The row numbers come to the host once, to find their sizes; each size present takes
     one exact pass."""
@@ -562,7 +571,9 @@ def prefix_refine(Z_test: Any, Z_train: Any, ps: Sequence[int], index: Any, metr
             at = order[np.searchsorted(sets[order], s) : np.searchsorted(sets[order], s, side="right")]
             r = xp.take(rows, from_numpy(at, xp, device=device_of(rows)))
             idx = xp.take(index, r, axis=0)
-            keys = exact_keys(xp.take(Z_test, r - s * n, axis=0), Z_train, idx, metric, stats[s], n_cols=ps[s])
+            local = r - s * n
+            q = None if query_stats is None else take_stats(query_stats[s], local)
+            keys = exact_keys(xp.take(Z_test, local, axis=0), Z_train, idx, metric, stats[s], q_stats=q, n_cols=ps[s])
             parts.append(keys_to_distances(xp.sort(keys, axis=1, descending=True), metric))  # rank by rank
         out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         if np.array_equal(order, np.arange(order.shape[0])):
