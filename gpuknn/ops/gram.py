@@ -136,8 +136,12 @@ def prefix_references(Z: Any, queries: Any, ps: list[int], metric: str, *, budge
 
 
 def _columns(A: Any) -> list[Any]:
-    """The columns of a 2-D array (views)."""
-    return [A[:, j] for j in range(A.shape[1])]
+    """The columns of a 2-D array (n, c), each contiguous: rows of one C-ordered copy of
+    ``A.T`` (a strided column makes every tile operation that broadcasts it over a score
+    tile several times slower on the host)."""
+    xp = array_namespace(A)
+    At = xp.reshape(xp.reshape(xp.permute_dims(A, (1, 0)), (-1,)), (A.shape[1], A.shape[0]))
+    return [At[j, :] for j in range(A.shape[1])]
 
 
 # Bytes of float64 work per entry of a reference block in row_stats (float64 copies and
