@@ -72,11 +72,13 @@ def _labels(y_train_dev: Any, nbr: Any, xp: Any) -> Any:
 
 
 def _vote_bytes(budget: int, xp: Any) -> int:
-    """Block size of a sweep's votes: their temporaries (about four (rows, k_max, classes)
-    float64 arrays) in an eighth of the budget -- one block on a GPU, not one per 4 MiB of
-    totals; the host keeps cache-sized blocks (:func:`gpuknn._memory.preferred_tile_bytes`)."""
-    cap = preferred_tile_bytes(xp)
-    return max(1, budget // 8 if cap is None else min(budget // 8, cap))
+    """Block size of a sweep's votes, in bytes of class totals (one (rows, k_max, classes)
+    float64 array): the vote makes about ten arrays of that size (one-hot counts, cumulative
+    sums, weights and their intervals), so a 64th of the budget -- one block on a GPU, not
+    one per 4 MiB of totals; the host keeps 4 MiB blocks (larger ones only add memory and
+    traffic there: 18 MiB blocks cost the main job 200 MiB of peak memory)."""
+    share = max(1, budget // 64)
+    return share if preferred_tile_bytes(xp) is None else min(share, 4 << 20)
 
 
 def fold_k_scores(
