@@ -161,7 +161,10 @@ def fold_kp_scores(
     stats = {p: ref.stats for p, ref in zip(ps, refs)}
     q_stats = {p: ref.query_stats for p, ref in zip(ps, refs)}
     per_set = max(1, int(Z_test.shape[0]) * max(ks) * _VOTE_ENTRY_BYTES)
-    step = max(1, budget // per_set)
+    # As many p as the budget holds on a device; on the host a cache-sized stack (the
+    # stacked lists and their votes' temporaries would otherwise add ~100 MiB of peak).
+    cap = preferred_tile_bytes(xp)
+    step = max(1, (budget if cap is None else min(budget, cap)) // per_set)
     out = {}
     for with_err in (False, True):
         same = [p for p, e in zip(ps, inexact) if e == with_err]

@@ -136,6 +136,7 @@ def exact_keys(
     q_stats: RowStats | None = None,
     max_bytes: int = EXACT_BLOCK_BYTES,
     n_cols: int | None = None,
+    q_index: Any = None,
 ) -> Any:
     """Keys (float64, larger = closer) of the pairs ``(Q[i], R[index[i, j]])``.
 
@@ -155,6 +156,9 @@ def exact_keys(
         Gathered rows are processed in row blocks of about this size.
     n_cols : int, optional
         Use only the first ``n_cols`` columns of Q and R (the p-sweep's prefixes).
+    q_index : int array of shape (m,), optional
+        Row ``i`` of ``index`` pairs with query ``Q[q_index[i]]`` (``q_stats`` then being
+        those of all of Q): the query rows are gathered block by block, never all at once.
 
     Returns
     -------
@@ -176,6 +180,8 @@ def exact_keys(
     d = R.shape[1]
     if q_stats is None:
         q_stats = row_stats(Q, metric)
+    if q_index is not None:  # the pairs' statistics; their rows are gathered per block
+        q_stats = RowStats(*(None if v is None else xp.take(v, q_index) for v in q_stats))
     # Only the gather and its dot products are blocked; the per-pair statistics are
     # (m, c) arrays computed once (a fixed number of launches, whatever the block count).
     step = max(1, int(max_bytes) // max(1, c * d * 12))
@@ -185,7 +191,7 @@ def exact_keys(
         r1 = min(r0 + step, m)
         idx = index[r0:r1, :]
         rows = xp.reshape(take_rows(R, xp.reshape(idx, (-1,))), (r1 - r0, c, d))
-        q = Q[r0:r1, :]
+        q = Q[r0:r1, :] if q_index is None else xp.take(Q, q_index[r0:r1], axis=0)
         if metric in ("euclidean", "sqeuclidean"):
             out.append(-sqdist64(rows, q[:, None, :]))
         elif centred:

@@ -432,8 +432,14 @@ def _first_passes(sweep, cand, Zq, k, bounds, labels=None):
     every = [j for j in range(len(ps)) if j not in grouped]
     out = {}
     groups = partial(decide_groups, metric=sweep.metric, labels=labels)
-    for js, decide in ((grouped, groups), (every, rerank_lists)):
-        if js:
+    # As many positions at once as the exact pass's share of the budget holds (the group
+    # logic keeps about sixteen (rows, kk) float64 arrays): the whole grid on a device, a
+    # position at a time on the host, whose blocks are cache-sized.
+    m, kk = cand[0][1].shape
+    at_once = max(1, sweep.key_bytes // max(1, 16 * 8 * m * kk))
+    for js_all, decide in ((grouped, groups), (every, rerank_lists)):
+        for g0 in range(0, len(js_all), at_once):
+            js = js_all[g0 : g0 + at_once]
             out.update(zip(js, _stacked_pass(sweep, js, cand, Zq, k, bounds, decide)))
     return [out[j] for j in range(len(ps))]
 
@@ -494,13 +500,14 @@ def _stacked_keys(sweep, js, m, Zq, rows, idx, bounds):
         local = None if rows is None else rows[lo:hi] - t * m
         parts.append(
             exact_keys(
-                Zq[:, :p] if local is None else xp.take(Zq[:, :p], local, axis=0),
+                Zq[:, :p],
                 sweep.Z[:, :p],
                 idx[lo:hi, ...],
                 sweep.metric,
                 sweep.refs[j].stats,
-                q_stats=bounds[j][0] if local is None else take_stats(bounds[j][0], local),
+                q_stats=bounds[j][0],
                 max_bytes=sweep.key_bytes,
+                q_index=local,
             )
         )
     return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)

@@ -117,12 +117,9 @@ def pair_keys(Q: Any, R: Any, metric: str, ref_stats: RowStats, q_stats: RowStat
     """The ``exact(rows, idx)`` of :func:`rerank_lists` and
     :func:`gpuknn.ops.groups.decide_groups` for one search: the exact keys of Q's rows
     ``rows`` (all of them, in order, when None) against the rows ``idx`` of R."""
-    xp = array_namespace(Q)
 
     def exact(rows: Any, idx: Any) -> Any:
-        q = q_stats if rows is None else take_stats(q_stats, rows)
-        Qr = Q if rows is None else xp.take(Q, rows, axis=0)
-        return exact_keys(Qr, R, idx, metric, ref_stats, q_stats=q, max_bytes=max_bytes)
+        return exact_keys(Q, R, idx, metric, ref_stats, q_stats=q_stats, max_bytes=max_bytes, q_index=rows)
 
     return exact
 
