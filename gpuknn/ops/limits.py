@@ -32,6 +32,7 @@ __all__ = [
     "warn_many_tiles",
     "check_values",
     "check_magnitude",
+    "underflow_scale",
 ]
 
 MIB = 1 << 20  # bytes in one MiB, the unit of every public ``working_memory``
@@ -171,3 +172,41 @@ def check_magnitude(Q: Any, R: Any, xp: Any, *, names: tuple[str, str] = ("Q", "
         ext = to_numpy(xp.stack([xp.astype(f(a), xp.float64) for _, a in pairs for f in (xp.max, xp.min)])).tolist()
         tops = [max(ext[2 * i], -ext[2 * i + 1]) if ext[2 * i] == ext[2 * i] else math.nan for i in range(len(pairs))]
     return max(check_values(a, xp, name=n, magnitude=t) for (n, a), t in zip(pairs, tops))
+
+
+def underflow_scale(top: float, dtype: Any, xp: Any) -> float:
+    """The power of two to multiply data of magnitude ``top`` by so that its squares do not
+    underflow, or 1.0 when they do not.
+
+    Every metric forms squares and products of the input (``x.x``, ``q.r``); values below
+    ``sqrt(tiny) * 2**nmant`` (about 1e-138 in float64, 2e-12 in float32) lose relative
+    precision in them and, further down, vanish (cosine of rows of 1e-300 treated every row
+    as zero). A power of two is exact to apply and to undo (unless the result itself
+    underflows), and the metrics are scale invariant or scale by that power, so callers
+    rescale instead of refusing: ``top * scale`` lies in ``[0.5, 1)``.
+
+    Parameters
+    ----------
+    top : float
+        ``max |X|`` (:func:`check_values`); 0 (all zeros) needs no scaling.
+    dtype : dtype of ``xp``
+        The dtype the data are computed in.
+    xp : array namespace
+
+    Returns
+    -------
+    float
+        ``2**e`` with ``e >= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> underflow_scale(1.0, np.float64, np), underflow_scale(1e-300, np.float64, np) * 1e-300
+    (1.0, 0.6696928794914171)
+    """
+    info = xp.finfo(dtype)
+    nmant = {4: 24, 8: 53}.get(int(info.bits) // 8, 24)
+    limit = math.sqrt(float(info.smallest_normal)) * 2.0**nmant
+    if not (0.0 < top < limit):
+        return 1.0
+    return math.ldexp(1.0, -math.frexp(top)[1])
