@@ -1,38 +1,65 @@
-"""Write docs/results.md (and copy the figures to docs/img/) from a `gpuknn sweep` output.
+"""Write docs/results.md and its figures (docs/img/sweep_*.png) from a `gpuknn sweep` output.
 
     gpuknn sweep --out results/full
     python scripts/results_doc.py results/full [docs] ["a note placed under the table"]
+    python scripts/results_doc.py docs/data/fashion_sweep_results.json docs "..."   # a stored results.json
 
-The page states only what results.json holds: settings, device, timings, CV choice, test scores.
+The figures are drawn from results.json by `gpuknn.plots.sweep.study_figures`, the functions
+`gpuknn sweep` draws its PNGs with, so a stored results.json is enough to redraw them. The page
+states only what results.json holds: settings, device, timings, CV choice, test scores.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 
-FIGS = [
-    "accuracy_vs_k",
-    "variance_cumulative",
-    "variance_components",
-    "heatmap_uniform",
-    "heatmap_distance",
-    "confusion_matrix",
-]
+from gpuknn.plots.sweep import study_figures
+
+DPI = 110  # as `gpuknn sweep` saves them (RunDirectory.save_figures)
+NEAR, FLOOR = 1.0, 10.0  # plot_heatmap's defaults: the points the colour scale is fitted to
+
+
+def draw_figures(res: dict, img: Path) -> list[Path]:
+    """Draw the study's figures into ``img/sweep_<name>.png``; return the paths written."""
+    img.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, draw in study_figures(res).items():
+        path = img / f"sweep_{name}"
+        draw().savefig(path, dpi=DPI)
+        written.append(path)
+    return written
+
+
+def _near_best(heat: dict) -> str:
+    """Where the cells within NEAR points of each weighting's best lie (p and k ranges)."""
+    parts = []
+    for w in heat["weights"]:
+        m = np.asarray(heat["mean"][w])
+        rows, cols = np.nonzero(m >= m.max() - NEAR / 100)
+        ps, ks = np.asarray(heat["ps"])[rows], np.asarray(heat["ks"])[cols]
+        parts.append(f"{w} votes: {rows.size} cells, p = {ps.min()}…{ps.max()}, k = {ks.min()}…{ks.max()}")
+    return "; ".join(parts)
+
+
+def _clipped_ps(heat: dict) -> list[int]:
+    """The smallest p values (a leading run of the grid) whose whole row lies more than FLOOR
+    points below the best, in every weighting."""
+    out = []
+    for pi, p in enumerate(heat["ps"]):
+        if not all(max(heat["mean"][w][pi]) < max(map(max, heat["mean"][w])) - FLOOR / 100 for w in heat["weights"]):
+            break
+        out.append(p)
+    return out
 
 
 def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
     run, docs_dir = Path(run_dir), Path(docs)
-    res = json.loads((run / "results.json").read_text())
-    img = docs_dir / "img"
-    img.mkdir(parents=True, exist_ok=True)
-    for name in FIGS:
-        if (run / f"{name}.png").exists():
-            shutil.copyfile(run / f"{name}.png", img / f"sweep_{name}.png")
+    res = json.loads((run if run.is_file() else run / "results.json").read_text())
+    draw_figures(res, docs_dir / "img")
     s, b, t = res["settings"], res["best"], res["test"]
     ratio = np.cumsum(res["variance"]["explained_variance_ratio"])
     heat = res["heatmap"]
@@ -80,14 +107,26 @@ def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
         "![cumulative explained variance](img/sweep_variance_cumulative.png)",
         "![per-component variance](img/sweep_variance_components.png)",
         "",
-        "Cumulative explained variance: " + ", ".join(f"p = {p}: {ratio[p - 1]:.3f}" for p in marks) + ".",
+        "Cumulative explained variance: " + ", ".join(f"p = {p}: {ratio[p - 1]:.3f}" for p in marks) + ". "
+        f"The dashed line marks the p chosen by cross-validation, p* = {b['p']} ({100 * ratio[b['p'] - 1]:.1f} % of the "
+        "variance); the lower panel is each component's share of the variance, in per cent, for the first "
+        "components (linear axes; the second figure has the variance per component on a log scale).",
         "",
     ]
+    clipped = _clipped_ps(heat)
     lines += [
         "## (k, p) heatmaps",
         "",
         "![uniform](img/sweep_heatmap_uniform.png)",
         "![distance](img/sweep_heatmap_distance.png)",
+        "",
+        f"Colour: mean CV accuracy minus the best cell's (the red box and star; its value in the title), in "
+        f"points (hundredths). The top {NEAR:g} point below the best takes 80 % of the colour scale (above the "
+        f"white line on the colour bar), the rest down to {FLOOR:g} points below takes 20 %, and the cells more "
+        f"than {FLOOR:g} points below the best are grey and hatched"
+        + (f" (all of p ≤ {max(clipped)} here)" if clipped else "")
+        + ". Each row is one p tried, evenly spaced whatever the step between the p values. Cells within "
+        f"{NEAR:g} point of the best: " + _near_best(heat) + ".",
         "",
         "Best mean CV accuracy per p (over k):",
         "",

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..errors import InvalidInputError
+
 __all__ = [
     "plot_power_study",
     "plot_cumulative_variance",
@@ -68,40 +70,82 @@ def plot_power_study(
     return fig
 
 
-def plot_cumulative_variance(ratio: Any, *, title: str | None = None) -> Figure:
-    """Cumulative explained-variance ratio against the number of components (log axes).
+def plot_cumulative_variance(
+    ratio: Any,
+    *,
+    p: int | None = None,
+    title: str | None = None,
+    levels: Sequence[float] = (0.8, 0.9, 0.95, 0.99),
+    zoom: int = 150,
+) -> Figure:
+    """Explained-variance ratio against the number of components, on linear axes.
+
+    Two panels: the cumulative ratio over all components (with the component counts reaching
+    ``levels``), and the share of each of the first ``zoom`` components in per cent (further on
+    it is too small to see on a linear axis); ``p``, the number of components chosen, is marked
+    on both by a vertical line and labelled with its cumulative ratio.
 
     Parameters
     ----------
     ratio : array, shape (n,)
         Explained-variance ratio per component, descending (e.g. the spectrum divided by
         its sum, or ``PCA.explained_variance_ratio_`` of a full fit).
+    p : int, optional
+        Number of components chosen (e.g. by cross-validation), 1 … n; not marked if None.
     title : str, optional
+    levels : sequence of float, default (0.8, 0.9, 0.95, 0.99)
+        Cumulative ratios whose component counts are marked.
+    zoom : int, default 150
+        Components shown in the lower panel (at least 1.3 ``p``, at most all).
 
     Returns
     -------
     matplotlib.figure.Figure
+        Axes 0: cumulative ratio; axes 1: per cent of the variance per component.
     """
     r = np.asarray(ratio, dtype=np.float64)
-    p = np.arange(1, r.size + 1)
+    if r.ndim != 1 or r.size == 0:
+        raise InvalidInputError(f"ratio must be a non-empty 1-D array, got shape {r.shape}")
+    if p is not None and not 1 <= p <= r.size:
+        raise InvalidInputError(f"p must be in 1 … {r.size} (the number of components), got {p!r}")
+    x = np.arange(1, r.size + 1)
     cum = np.cumsum(r)
-    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
-    ax = fig.add_subplot()
-    ax.plot(p, cum, lw=1.5)
-    for level in (0.8, 0.9, 0.95, 0.99):
+    fig = Figure(figsize=(7.5, 6), layout="constrained")
+    ax_cum, ax_one = fig.subplots(2, 1, height_ratios=(3, 2))
+    ax_cum.plot(x, cum, lw=1.8, label="cumulative")
+    for level in levels:
         k = int(np.searchsorted(cum, level)) + 1
         if k <= r.size:
-            ax.axhline(level, color="grey", lw=0.6, ls=":")
-            ax.annotate(
-                f"{level:.0%}: p={k}", (k, level), textcoords="offset points", xytext=(4, -12), fontsize="small"
+            ax_cum.plot([k], [cum[k - 1]], "k.", ms=6)
+            ax_cum.annotate(
+                f"{level:.0%} at {k}", (k, cum[k - 1]), textcoords="offset points", xytext=(4, -12), fontsize="small"
             )
-            ax.plot([k], [level], "k.", ms=5)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("number of components p")
-    ax.set_ylabel("cumulative explained variance ratio")
-    ax.set_title(title or "Cumulative explained variance")
-    ax.grid(True, which="both", alpha=0.3)
+    shown = min(r.size, max(zoom, int(np.ceil(1.3 * p)) if p is not None else zoom))
+    ax_one.plot(x[:shown], 100 * r[:shown], lw=1.2, color="C2", marker="o", ms=2.5)
+    if p is not None:
+        for ax in (ax_cum, ax_one):
+            ax.axvline(p, color="C3", lw=1.2, ls="--", gid="chosen-p")
+        ax_cum.annotate(
+            f"chosen p = {p}: {cum[p - 1]:.1%} of the variance",
+            (p, 0.02),
+            xycoords=("data", "axes fraction"),
+            textcoords="offset points",
+            xytext=(4, 0),
+            color="C3",
+            fontsize="small",
+            gid="chosen-p",
+        )
+    ax_cum.set_ylim(0, 1.02)
+    ax_cum.set_xlim(0, r.size + 1)
+    ax_cum.set_xlabel("number of components p")
+    ax_cum.set_ylabel("cumulative explained variance ratio")
+    ax_one.set_xlim(0, shown + 1)
+    ax_one.set_ylim(bottom=0)
+    ax_one.set_xlabel(f"component (first {shown} of {r.size})")
+    ax_one.set_ylabel("% of the variance")
+    for ax in (ax_cum, ax_one):
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(title or "Explained variance")
     return fig
 
 

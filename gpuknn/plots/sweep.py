@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from matplotlib import colormaps
@@ -12,8 +12,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..errors import InvalidInputError
+from .pca import plot_component_variance, plot_cumulative_variance
 
-__all__ = ["plot_accuracy_vs_k", "plot_heatmap", "plot_confusion_matrix"]
+__all__ = ["plot_accuracy_vs_k", "plot_heatmap", "plot_confusion_matrix", "study_figures"]
 
 
 def plot_accuracy_vs_k(raw: dict, *, title: str | None = None, scoring: str = "accuracy") -> Figure:
@@ -180,9 +181,7 @@ def plot_heatmap(
     if low > near:  # where the scale changes slope
         cbar.ax.axhline(-near, color="white", lw=1.2)
     if clipped.any():
-        cbar.ax.text(
-            0.5, -0.065, f"≤ best − {low:g}", transform=cbar.ax.transAxes, ha="center", va="top", fontsize=8
-        )
+        cbar.ax.text(0.5, -0.065, f"≤ best − {low:g}", transform=cbar.ax.transAxes, ha="center", va="top", fontsize=8)
     return fig
 
 
@@ -212,3 +211,41 @@ def plot_confusion_matrix(cm: Sequence[Sequence[int]], labels: Sequence[str], *,
     ax.set_title(title)
     fig.colorbar(im, ax=ax)
     return fig
+
+
+def study_figures(res: dict) -> dict[str, Callable[[], Figure]]:
+    """The study's figures from its ``results.json``: file name -> function drawing it.
+
+    Drawn one by one by the caller (``RunDirectory.save_figures`` in ``gpuknn sweep``,
+    ``scripts/results_doc.py`` for the docs), so that a failure while drawing one figure
+    does not stop the others.
+
+    Parameters
+    ----------
+    res : dict
+        ``results.json`` of ``gpuknn sweep``: ``"variance"``, ``"heatmap"``, ``"best"``,
+        ``"test"``, ``"class_names"``, ``"test_accuracy"`` and optionally ``"raw"``.
+
+    Returns
+    -------
+    dict of str to callable
+        ``accuracy_vs_k.png`` (if ``"raw"``), ``variance_cumulative.png`` (the chosen p
+        marked), ``variance_components.png``, ``heatmap_<weights>.png`` per weighting and
+        ``confusion_matrix.png``.
+    """
+    b = res["best"]
+    figs: dict[str, Callable[[], Figure]] = {}
+    if "raw" in res:
+        figs["accuracy_vs_k.png"] = lambda: plot_accuracy_vs_k(res["raw"], scoring=res.get("scoring", "accuracy"))
+    figs["variance_cumulative.png"] = lambda: plot_cumulative_variance(
+        np.asarray(res["variance"]["explained_variance_ratio"]), p=int(b["p"])
+    )
+    figs["variance_components.png"] = lambda: plot_component_variance(np.asarray(res["variance"]["explained_variance"]))
+    for w in res["heatmap"]["weights"]:
+        figs[f"heatmap_{w}.png"] = lambda w=w: plot_heatmap(res["heatmap"], w)
+    figs["confusion_matrix.png"] = lambda: plot_confusion_matrix(
+        res["test"]["confusion_matrix"],
+        res["class_names"],
+        title=f"Test set, k={b['k']}, p={b['p']}, {b['weights']} (accuracy {res['test_accuracy']:.4f})",
+    )
+    return figs
