@@ -11,16 +11,18 @@ states only what results.json holds: settings, device, timings, CV choice, test 
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from gpuknn.plots.sweep import study_figures
+from gpuknn.plots.sweep import plot_heatmap, study_figures
 
 DPI = 110  # as `gpuknn sweep` saves them (RunDirectory.save_figures)
-NEAR, FLOOR = 1.0, 10.0  # plot_heatmap's defaults: the points the colour scale is fitted to
+# the heatmaps' colour scale (plot_heatmap's defaults, as study_figures draws them)
+NEAR, SHARE, FLOOR = (inspect.signature(plot_heatmap).parameters[n].default for n in ("near", "share", "floor"))
 
 
 def draw_figures(res: dict, img: Path) -> list[Path]:
@@ -108,9 +110,10 @@ def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
         "![per-component variance](img/sweep_variance_components.png)",
         "",
         "Cumulative explained variance: " + ", ".join(f"p = {p}: {ratio[p - 1]:.3f}" for p in marks) + ". "
-        f"The dashed line marks the p chosen by cross-validation, p* = {b['p']} ({100 * ratio[b['p'] - 1]:.1f} % of the "
-        "variance); the lower panel is each component's share of the variance, in per cent, for the first "
-        "components (linear axes; the second figure has the variance per component on a log scale).",
+        f"The dashed line marks the p chosen by cross-validation, p* = {b['p']} "
+        f"({100 * ratio[b['p'] - 1]:.1f} % of the variance); the lower panel is each component's "
+        "share of the variance, in per cent, for the first components (linear axes; the second "
+        "figure has the variance per component on a log scale).",
         "",
     ]
     clipped = _clipped_ps(heat)
@@ -120,10 +123,11 @@ def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
         "![uniform](img/sweep_heatmap_uniform.png)",
         "![distance](img/sweep_heatmap_distance.png)",
         "",
-        f"Colour: mean CV accuracy minus the best cell's (the red box and star; its value in the title), in "
-        f"points (hundredths). The top {NEAR:g} point below the best takes 80 % of the colour scale (above the "
-        f"white line on the colour bar), the rest down to {FLOOR:g} points below takes 20 %, and the cells more "
-        f"than {FLOOR:g} points below the best are grey and hatched"
+        f"Colour: mean CV accuracy minus the best cell's (the red box and star; its value in the title), "
+        f"in points (hundredths). The top {NEAR:g} point below the best takes {100 * SHARE:.0f} % of the "
+        f"colour scale (above the white line on the colour bar), the rest down to {FLOOR:g} points below "
+        f"takes {100 * (1 - SHARE):.0f} %, and the cells more than {FLOOR:g} points below the best are grey "
+        "and hatched"
         + (f" (all of p ≤ {max(clipped)} here)" if clipped else "")
         + ". Each row is one p tried, evenly spaced whatever the step between the p values. Cells within "
         f"{NEAR:g} point of the best: " + _near_best(heat) + ".",

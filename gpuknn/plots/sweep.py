@@ -87,7 +87,7 @@ def plot_heatmap(
     weights: str,
     *,
     near: float = 1.0,
-    share: float = 0.8,
+    share: float = 0.85,
     floor: float = 10.0,
     max_labels: int = 40,
 ) -> Figure:
@@ -95,8 +95,9 @@ def plot_heatmap(
 
     The colour is the score minus the best cell's, in points (hundredths), on a scale fitted to
     the useful range: the top ``near`` points take ``share`` of the colour range, so the best
-    region's structure shows, and the cells more than ``floor`` points below the best (very
-    small p) are clipped to a grey, hatched colour (the colour bar's "≤ best − floor" arrow).
+    region's structure shows (the cells within ``near`` points of the best span at least 95 % of
+    ``share`` of it: 80 % by default), and the cells more than ``floor`` points below the best
+    (very small p) are clipped to a grey, hatched colour (the colour bar's "≤ best − floor" arrow).
 
     Parameters
     ----------
@@ -106,8 +107,10 @@ def plot_heatmap(
     weights : str
         Which weighting of ``heat["mean"]`` to draw.
     near : float, default 1.0
-        Points below the best that get ``share`` of the colour range.
-    share : float, default 0.8
+        Points below the best that get ``share`` of the colour range. Where the grid is coarse
+        (no cell within 5 % of ``near`` of that depth), the top part ends at the lowest cell
+        within ``near`` points instead, so that those cells still span ``share`` of the range.
+    share : float, default 0.85
         Fraction of the colour range given to the top ``near`` points.
     floor : float, default 10.0
         Points below the best where the colour scale ends; lower cells are clipped.
@@ -142,7 +145,9 @@ def plot_heatmap(
     below = 100.0 * (score - best)  # <= 0: points below the best cell
     spread = float(-np.nanmin(below))
     low = min(floor, spread) if spread > 0 else near
-    norm = _two_slope_norm(near, low, share)
+    depth = float(-np.nanmin(below[below >= -near]))  # the lowest cell within near points
+    knee = near if depth >= 0.95 * near or depth == 0 else depth
+    norm = _two_slope_norm(knee, low, share)
     clipped = below < -low
 
     fig = Figure(figsize=(8.5, 0.2 * len(ps) + 2.2), layout="constrained")
@@ -171,15 +176,15 @@ def plot_heatmap(
     ax.set_ylabel("p (PCA components; one row per value tried)")
     ax.set_title(
         f"CV {name}, {weights} votes: best {best:.4f} at p={ps[i]}, k={ks[j]}\n"
-        f"colour: {name} − best, in points; top {near:g} point = {share:.0%} of the scale",
+        f"colour: {name} − best, in points; top {knee:.3g} point{'' if knee == 1 else 's'} = {share:.0%} of the scale",
         fontsize=10,
     )
     cbar = fig.colorbar(im, ax=ax, extend="min" if clipped.any() else "neither", shrink=0.9)
     cbar.set_label(f"{name} − best (points)")
-    ticks = _colour_ticks(norm, near, low)
+    ticks = _colour_ticks(norm, knee, low)
     cbar.set_ticks(ticks, labels=[f"{t:.3g}".replace("-", "−") for t in ticks])
-    if low > near:  # where the scale changes slope
-        cbar.ax.axhline(-near, color="white", lw=1.2)
+    if low > knee:  # where the scale changes slope
+        cbar.ax.axhline(-knee, color="white", lw=1.2)
     if clipped.any():
         cbar.ax.text(0.5, -0.065, f"≤ best − {low:g}", transform=cbar.ax.transAxes, ha="center", va="top", fontsize=8)
     return fig
