@@ -73,11 +73,11 @@ def _tick_positions(n: int, max_labels: int) -> list[int]:
 
 def _colour_ticks(norm: Normalize, near: float, low: float) -> list[float]:
     """Colour-bar ticks: quarters of the top part, round values of the lower part (none
-    closer than 5 % of the bar to another)."""
+    closer than 6 % of the bar to another)."""
     top = [-near, -0.75 * near, -0.5 * near, -0.25 * near, 0.0] if low > near else list(np.linspace(-low, 0.0, 5))
     ticks = sorted(top)
     for t in [-low] + [-c * near for c in (2, 5, 10, 20, 50, 100)]:
-        if -low <= t < -near and all(abs(float(norm(t)) - float(norm(u))) >= 0.05 for u in ticks):
+        if -low <= t < -near and all(abs(float(norm(t)) - float(norm(u))) >= 0.06 for u in ticks):
             ticks.append(t)
     return sorted(ticks)
 
@@ -150,7 +150,7 @@ def plot_heatmap(
     norm = _two_slope_norm(knee, low, share)
     clipped = below < -low
 
-    fig = Figure(figsize=(8.5, 0.2 * len(ps) + 2.2), layout="constrained")
+    fig = Figure(figsize=(8.5, max(5.0, 0.2 * len(ps) + 2.2)), layout="constrained")
     ax = fig.add_subplot()
     cmap = colormaps["viridis"].with_extremes(under="0.82")
     im = ax.imshow(below, aspect="auto", cmap=cmap, norm=norm, origin="lower", interpolation="nearest")
