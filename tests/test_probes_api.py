@@ -115,10 +115,14 @@ def test_numpy_sizes_still_accepted():
 def test_balanced_accuracy_adjusted_single_class_is_undefined(y_true, y_pred, expected, backend):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scikit-learn's own RuntimeWarning / UserWarning
-        oracle = skm.balanced_accuracy_score(np.array(y_true, dtype=np.float64), np.array(y_pred, dtype=np.float64), adjusted=True)
+        oracle = skm.balanced_accuracy_score(
+            np.array(y_true, dtype=np.float64), np.array(y_pred, dtype=np.float64), adjusted=True
+        )
     assert (math.isnan(oracle) and math.isnan(expected)) or oracle == expected
     with pytest.warns(UndefinedMetricWarning, match="single class"):
-        got = balanced_accuracy_score(backend.asarray(np.array(y_true)), backend.asarray(np.array(y_pred)), adjusted=True)
+        got = balanced_accuracy_score(
+            backend.asarray(np.array(y_true)), backend.asarray(np.array(y_pred)), adjusted=True
+        )
     assert (math.isnan(got) and math.isnan(expected)) or got == expected
 
 
