@@ -2,10 +2,15 @@
 
 Inputs decide the array namespace (NumPy, CuPy, any array-API library); results come back in
 it. Sub-packages: :mod:`gpuknn.metrics`, :mod:`gpuknn.cluster`, :mod:`gpuknn.model_selection`,
-:mod:`gpuknn.linalg`, :mod:`gpuknn.datasets`, :mod:`gpuknn.resampling`, :mod:`gpuknn.neighbors`.
+:mod:`gpuknn.linalg`, :mod:`gpuknn.datasets`, :mod:`gpuknn.resampling`, :mod:`gpuknn.neighbors`,
+:mod:`gpuknn.decomposition`, :mod:`gpuknn.plots`, :mod:`gpuknn.stats`,
+:mod:`gpuknn.distributed`, :mod:`gpuknn.studies`. After ``import gpuknn`` each is reachable as
+``gpuknn.<name>``; those not needed by the top-level names are imported on first access.
 """
 
 from __future__ import annotations
+
+import importlib
 
 from . import cluster, datasets, linalg, metrics, model_selection, neighbors
 from .cluster import FuzzyCMeans, KMeans
@@ -49,6 +54,40 @@ from .ops.partial import PartialNeighbors, finalize_partial, kneighbors_partial,
 from .ops.votes import vote_counts, votes_for_many_k
 
 __version__ = "0.1.0"
+
+# Sub-packages reachable as ``gpuknn.<name>`` without importing them first (docs/usage.md
+# writes ``import gpuknn; gpuknn.resampling.SMOTE``). Those not already imported above are
+# imported on first access by ``__getattr__``, not here: ``plots`` pulls matplotlib and
+# ``distributed`` dask, and ``import gpuknn`` must stay fast and must not import them (nor
+# CuPy / torch).
+_SUBPACKAGES = (
+    "cluster",
+    "datasets",
+    "decomposition",
+    "distributed",
+    "linalg",
+    "metrics",
+    "model_selection",
+    "neighbors",
+    "plots",
+    "resampling",
+    "stats",
+    "studies",
+)
+
+
+def __getattr__(name: str):
+    """Import the sub-package ``name`` on first access (PEP 562)."""
+    if name in _SUBPACKAGES:
+        # import_module binds the sub-package as an attribute of this package, so this runs
+        # once per name.
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBPACKAGES))
+
 
 __all__ = [
     "CDNNClassifier",

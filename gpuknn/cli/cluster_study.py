@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from ._args import out_dir, seed
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
@@ -19,8 +21,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="cluster-validity indices of k-means on 5 Gaussian groups in 3-D",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--out", default="cluster_study_out", help="output directory (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed for data, k-means and Monte Carlo")
+    p.add_argument("--out", type=out_dir, default="cluster_study_out", help="output directory (default: %(default)s)")
+    p.add_argument("--seed", type=seed, default=0, help="seed for data, k-means and Monte Carlo (0 to 2**32-1)")
     p.add_argument("--k-max", type=int, default=10, help="largest K (default: %(default)s)")
     p.add_argument("--n-per-group", type=int, default=60, help="points per group (default: %(default)s)")
     p.add_argument("--b-gap", type=int, default=10, help="reference sets for the gap statistic")

@@ -62,23 +62,60 @@ def open_client(args: Any) -> Iterator[Any]:
             client = distributed.Client(args.scheduler, timeout=_CONNECT_TIMEOUT_S)
         except (OSError, TimeoutError, ValueError) as exc:
             raise InvalidInputError(f"--scheduler {args.scheduler}: cannot connect ({exc})") from None
-        with client:
+        with _dask_logs(quiet=bool(getattr(args, "quiet", False))), client:
             yield client
         return
-    saved = dict(os.environ)
-    cluster = distributed.LocalCluster(
-        n_workers=args.workers,
-        threads_per_worker=max(1, (os.cpu_count() or 1) // args.workers),
+    with _dask_logs(quiet=bool(getattr(args, "quiet", False))):
+        saved = dict(os.environ)
+        if getattr(args, "quiet", False):
+            # the worker processes inherit it: their own Dask logging starts at "error"
+            os.environ["DASK_LOGGING__DISTRIBUTED"] = "error"
+        try:
+            cluster = _local_cluster(distributed, args.workers)
+        finally:
+            # Starting a LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 in this process: undo it
+            os.environ.clear()
+            os.environ.update(saved)
+        with cluster, distributed.Client(cluster) as client:
+            yield client
+
+
+@contextlib.contextmanager
+def _dask_logs(*, quiet: bool) -> Iterator[None]:
+    """Under ``--quiet``, Dask's own log lines (``distributed.nanny - WARNING - Worker process
+    still alive after 4 seconds, killing`` as the cluster closes, ...) are dropped below
+    ERROR for as long as the cluster lives; the levels are restored afterwards.
+
+    They come from Dask's loggers in this process (the nannies of a ``LocalCluster`` run
+    here), which Dask gives a stderr handler of their own: ``--quiet`` promised no output
+    but the results.
+    """
+    if not quiet:
+        yield
+        return
+    import logging  # noqa: PLC0415
+
+    names = ["distributed"] + [n for n in logging.Logger.manager.loggerDict if n.startswith("distributed.")]
+    saved = {n: logging.getLogger(n).level for n in names}
+    for n, level in saved.items():
+        if n == "distributed" or level != logging.NOTSET:  # the others inherit "distributed"'s
+            logging.getLogger(n).setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        for n, level in saved.items():
+            logging.getLogger(n).setLevel(level)
+
+
+def _local_cluster(distributed: Any, workers: int) -> Any:
+    return distributed.LocalCluster(
+        n_workers=workers,
+        threads_per_worker=max(1, (os.cpu_count() or 1) // workers),
         processes=True,  # processes=False with a host fails to start
         host="127.0.0.1",
         # a free port: the default 8787 clashes with any other Dask cluster on this machine
         dashboard_address=":0",
     )
-    # Starting a LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 in this process: undo it
-    os.environ.clear()
-    os.environ.update(saved)
-    with cluster, distributed.Client(cluster) as client:
-        yield client
 
 
 def cluster_facts(client: Any) -> dict | None:

@@ -37,7 +37,7 @@ from ..metrics import accuracy_score, positive_class_report, precision_recall_fs
 from ..model_selection import StratifiedKFold, train_test_split
 from ..neighbors import KNeighborsClassifier
 from ..ops.distance import METRICS
-from ._args import positive_int
+from ._args import positive_int, seed
 
 __all__ = ["add_parser", "run", "evaluate_file"]
 
@@ -74,7 +74,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--k", type=positive_int, default=5, help="number of neighbours (default 5)")
     p.add_argument("--holdout", type=_fraction, default=0.3, help="test fraction (default 0.3)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the split, 0 to 2**32-1 (default 0)")
     p.add_argument("--metric", choices=list(METRICS), default="euclidean")
     p.add_argument("--weights", choices=["uniform", "distance"], default="uniform")
     p.add_argument(

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from ._args import out_dir, seed
+
 __all__ = ["add_parser", "run"]
 
 
@@ -28,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         ),
     )
     p.add_argument(
-        "--out", type=Path, default=Path("results/power_study"), help="output directory (default: results/power_study)"
+        "--out", type=out_dir, default="results/power_study", help="output directory (default: results/power_study)"
     )
     p.add_argument(
         "--device",
@@ -42,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--draws", type=int, default=20, help="matrices per gap (default 20)")
     p.add_argument("--max-iter", type=int, default=500_000, help="iteration limit per eigenpair (default 500000)")
     p.add_argument("--tol", type=float, default=1e-7, help="stopping tolerance (default 1e-7)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="random seed, 0 to 2**32-1 (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p

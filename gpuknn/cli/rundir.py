@@ -24,7 +24,9 @@ import io
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +181,43 @@ class RunDirectory:
             raise
         except OSError as exc:  # pragma: no cover - Journal wraps its own writes
             raise RunDirError(exc.filename or self.path / JOURNAL_NAME, exc) from exc
+
+    def set_aside(self, names: Iterable[str]) -> tuple[Path | None, list[str]]:
+        """Move the files ``DIR/name`` of ``names`` that exist into a new ``DIR/old-<time>/``.
+
+        For the outputs a run owns (``results.json``, its figures) that an earlier run left
+        and this one will not rewrite: left in place they would pass for this run's (a
+        figure of other settings beside the new ``results.json``). Files not in ``names``
+        (the user's) are never touched; leftover temporary files of an interrupted atomic
+        write of one of ``names`` are removed. Returns ``(folder, moved names)``; the folder
+        is None (and not created) when nothing was there.
+        """
+        self._require_lock()
+        names = list(dict.fromkeys(names))
+        for name in names:
+            for tmp in self.path.glob(f".{glob_escape(name)}.*.tmp"):
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass  # garbage only; not worth failing the run
+        present = [n for n in names if (self.path / n).is_file() and not (self.path / n).is_symlink()]
+        if not present:
+            return None, []
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        folder = self.path / f"old-{stamp}"
+        n = 1
+        while folder.exists() or folder.is_symlink():
+            n += 1
+            folder = self.path / f"old-{stamp}-{n}"
+        try:
+            folder.mkdir()
+            for name in present:
+                os.replace(self.path / name, folder / name)
+            _fsync_dir(folder)
+            _fsync_dir(self.path)
+        except OSError as exc:
+            raise RunDirError(exc.filename or folder, exc) from exc
+        return folder, present
 
     def write_bytes_atomic(self, name: str, data: bytes) -> Path:
         """Write ``DIR/name`` atomically (temporary file, fsync, ``os.replace``, fsync DIR)."""

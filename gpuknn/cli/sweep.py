@@ -11,13 +11,24 @@ import time
 import numpy as np
 
 from ..errors import InvalidInputError
-from ._args import positive_int
+from ._args import out_dir, positive_int, seed
 from .dask_cluster import add_cluster_arguments, cluster_facts, open_client
 from .sweep_data import FASHION, add_data_arguments
 from .sweep_data import identity as _identity
 from .sweep_data import load as _load
 
 DEFAULT_OUT = "results/sweep"
+#: Every file a sweep writes into --out besides the journal (figures: see ``_figures``).
+#: Those of an earlier run that a run does not rewrite are moved into ``old-<time>/``.
+OUTPUT_NAMES = (
+    "results.json",
+    "accuracy_vs_k.png",
+    "variance_cumulative.png",
+    "variance_components.png",
+    "heatmap_uniform.png",
+    "heatmap_distance.png",
+    "confusion_matrix.png",
+)
 #: Exit code when results.json was written but some figure was not (see ``gpuknn --help``).
 EXIT_FIGURES = 4
 
@@ -80,7 +91,9 @@ def add_parser(sub) -> None:
         "resampling and the PCA fitted inside each fold, choice of (metric*, k*, p*, weights*) "
         "by CV, one evaluation on the test set. "
         "Writes results.json, journal.jsonl and PNG figures into --out. Every option and "
-        "the data are checked before --out is touched; --out is locked while the run lasts.",
+        "the data are checked before --out is touched; --out is locked while the run lasts. "
+        "Without --resume, an earlier run's results.json and figures in --out are moved into "
+        "--out/old-<time>/ (its journal is kept as journal.jsonl.N).",
         allow_abbrev=False,
     )
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
@@ -129,7 +142,9 @@ def add_parser(sub) -> None:
         "else 1-15 then about 20 values up to the number of features)",
     )
     p.add_argument("--folds", type=_folds, default=5, help="CV folds, at least 2 (default 5)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed", type=seed, default=0, help="seed of the splits, folds and --synthetic data, 0 to 2**32-1 (default 0)"
+    )
     add_data_arguments(p)
     p.add_argument("--skip-raw", action="store_true", help="skip the raw-feature k sweep")
     p.add_argument(
@@ -139,7 +154,7 @@ def add_parser(sub) -> None:
         metavar="MIB",
         help="tile budget in MiB (default: 256 MiB on CPU, half the free GPU memory)",
     )
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+    p.add_argument("--out", type=out_dir, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument(
         "--resume",
         action="store_true",
@@ -276,6 +291,10 @@ def run(args) -> int:
         out = rundir.path
         with rundir:
             journal = rundir.open_journal(settings, identity, ignore=IGNORED_ON_RESUME)
+            # A fresh run sets the earlier run's results and figures aside before it starts,
+            # so that neither a crash nor a figure this run does not draw (--skip-raw,
+            # --weights) leaves them passing for this run's.
+            set_aside = [] if args.resume else [rundir.set_aside(OUTPUT_NAMES)]
             progress = _Progress(args.quiet)
             t0 = time.perf_counter()
             try:
@@ -294,8 +313,18 @@ def run(args) -> int:
             res["seconds_total"] = time.perf_counter() - t_start
             # 3. results first (atomically), then the figures: a figure failure loses no result
             rundir.write_json_atomic("results.json", res)
-            failed = rundir.save_figures(_figures(res))
+            figures = _figures(res)
+            unknown = set(figures) - set(OUTPUT_NAMES)
+            if unknown:  # an output not in OUTPUT_NAMES would escape the setting aside
+                raise RuntimeError(f"figures missing from OUTPUT_NAMES: {sorted(unknown)}")
+            failed = rundir.save_figures(figures)
+            # a resumed run: what it did not rewrite is not its own either
+            written = {"results.json"} | (set(figures) - set(failed))
+            set_aside.append(rundir.set_aside(n for n in OUTPUT_NAMES if n not in written))
 
+    for folder, moved in set_aside:
+        if moved:
+            print(f"files of an earlier run in {out} moved to {folder}: {', '.join(moved)}")
     if journal.moved_to is not None:
         print(f"previous journal kept as {journal.moved_to}")
     score = args.scoring.replace("_", " ")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._args import positive_int
 
-__all__ = ["add_data_arguments", "load", "identity", "FASHION"]
+__all__ = ["add_data_arguments", "load", "identity", "synthetic_test_size", "FASHION"]
 
 FASHION = "fashion-mnist"
 # The four files of Fashion-MNIST (each raw or .gz).
@@ -26,6 +26,11 @@ _FASHION_FILES = (
     "t10k-images-idx3-ubyte",
     "t10k-labels-idx1-ubyte",
 )
+
+
+def synthetic_test_size(n: int) -> int:
+    """Test rows of ``--synthetic N``: a seventh of the images, at least 10."""
+    return max(10, n // 7)
 
 
 def _test_size(text: str) -> float | int:
@@ -77,7 +82,8 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="use N synthetic Fashion-MNIST-like images instead of --data",
+        help="use N synthetic Fashion-MNIST-like images instead of --data (a seventh of them, "
+        "at least 10, form the test set)",
     )
     p.add_argument(
         "--data-dir",
@@ -125,7 +131,14 @@ def load(args):
     if args.synthetic and not fashion:
         raise InvalidInputError(f"--synthetic replaces the data; it cannot go with --data {args.data}")
     if args.synthetic:
-        n_test = max(10, args.synthetic // 7)
+        n_test = synthetic_test_size(args.synthetic)
+        if args.synthetic <= n_test:
+            # make_fashion_mnist_like would say "n_train must be >= 1, got -5": the user gave
+            # a total, and the test part comes out of it.
+            raise InvalidInputError(
+                f"--synthetic {args.synthetic}: too few images; {n_test} of them form the test set "
+                f"(a seventh of N, at least 10), so N must be at least {n_test + 1}"
+            )
         Xtr, ytr, Xte, yte = datasets.make_fashion_mnist_like(
             args.synthetic - n_test, n_test, random_state=args.seed, dtype=args.dtype
         )

@@ -6,6 +6,8 @@ fields, on the host, X in float64.
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -100,9 +102,29 @@ def _read_npz(path: Path, target, drop_missing: bool) -> dict:
     where = str(path)
     no_target(target, f"{where} (.npz)")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except (ValueError, OSError, EOFError) as exc:
+        # The file is opened here, not by np.load: np.load leaves its own handle to the
+        # garbage collector when zipfile fails on a truncated archive (a ResourceWarning).
+        with open(path, "rb") as f:
+            head = f.read(4)
+            if head not in (b"PK\x03\x04", b"PK\x05\x06"):
+                # np.load would read an .npy here, or try a pickle and say the file "contains
+                # pickled (object) data": neither says that this is no .npz at all.
+                raise CorruptDataError(
+                    f"{where}: not a .npz file (a zip archive of .npy arrays, as numpy.savez "
+                    f"writes); {'it is empty' if not head else f'it starts with {head!r}'}"
+                )
+            f.seek(0)
+            with np.load(f, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+    except CorruptDataError:
+        raise
+    except zipfile.BadZipFile as exc:
+        # A truncated archive (its directory is at the end) or a damaged member (bad CRC):
+        # zipfile's own error class is no ValueError and came out as a raw traceback.
+        raise CorruptDataError(
+            f"{where}: cannot read as .npz, the zip archive is truncated or damaged ({exc})"
+        ) from exc
+    except (ValueError, OSError, EOFError, zlib.error) as exc:
         raise CorruptDataError(f"{where}: cannot read as .npz ({exc})") from exc
     if "X" not in arrays or "y" not in arrays or ("X_test" in arrays) != ("y_test" in arrays):
         raise CorruptDataError(

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import CorruptDataError, DataNotFoundError, InvalidInputError
 
-__all__ = ["MISSING_VALUES", "DelimitedData", "read_delimited"]
+__all__ = ["MISSING_VALUES", "DelimitedData", "cast_features", "read_delimited"]
 
 #: Field values (compared case-insensitively, whitespace stripped) read as missing.
 MISSING_VALUES = frozenset({"", "?", "na", "n/a", "nan", "null", "<null>"})
@@ -175,6 +175,32 @@ def _target_index(path: Path, target, names: list[str] | None, n_cols: int) -> i
             return int(target) % n_cols
         raise InvalidInputError(f"{path}: target index {int(target)} is out of range; {shown}")
     raise InvalidInputError(f"{path}: no target column {target!r}; {shown}")
+
+
+def cast_features(X: np.ndarray, dtype: str, where: str, names: list[str] | None = None) -> np.ndarray:
+    """Finite float64 features ``X`` in ``dtype``; values float32 cannot hold are an error.
+
+    The cast alone turns them into infinity (with a RuntimeWarning), and the data were later
+    refused as "containing NaN or infinity" -- true of the cast, not of the file.
+
+    Raises
+    ------
+    InvalidInputError
+        ``dtype`` is float32 and some ``|x|`` exceeds its largest value (about 3.4e38); the
+        message names the first such value, its row and column, and says to read in float64.
+    """
+    if np.dtype(dtype) == np.float32 and X.size:
+        big = np.abs(X) > np.finfo(np.float32).max
+        if big.any():
+            i, j = (int(v) for v in np.argwhere(big)[0])
+            col = f"column {names[j]!r}" if names is not None and j < len(names) else f"feature column index {j}"
+            raise InvalidInputError(
+                f"{where}: {int(big.sum())} value(s) too large for float32 (|x| > "
+                f"{float(np.finfo(np.float32).max):.4g}), e.g. {float(X[i, j])!r} in data row index {i}, "
+                f"{col}; they would become infinity: read the data as float64 (dtype='float64'; "
+                "gpuknn sweep: --dtype float64), or rescale them"
+            )
+    return X.astype(dtype, copy=False)
 
 
 def labels_from_strings(values: list[str]) -> np.ndarray:
@@ -313,7 +339,8 @@ def read_delimited(
         )
     if not labels:
         raise CorruptDataError(f"{path}: no data rows left after dropping {n_dropped} incomplete row(s)")
-    X = np.frombuffer(values, dtype=np.float64).reshape(len(labels), len(feats)).astype(dtype)
+    X = np.frombuffer(values, dtype=np.float64).reshape(len(labels), len(feats))
+    X = cast_features(X, dtype, str(path), [names[j] for j in feats] if names else None)
     return DelimitedData(
         X=X,
         y=labels_from_strings(labels),

@@ -45,6 +45,7 @@ from ._sources import (
     read_idx_dir,
     read_named,
 )
+from .delimited import cast_features
 
 __all__ = ["BUNDLED_DATASETS", "Dataset", "Table", "dataset_sha256", "load_dataset", "load_table"]
 
@@ -222,7 +223,8 @@ def load_table(
     out.setdefault("class_order", list(dict.fromkeys(y_all.tolist())))
     for k in ("X", "X_test"):
         if out.get(k) is not None:
-            out[k] = np.ascontiguousarray(out[k], dtype=dtype)
+            where = out["source"] + (" (its test split)" if k == "X_test" else "")
+            out[k] = np.ascontiguousarray(cast_features(out[k], dtype, where, out.get("feature_names")))
     if len(out["y"]) == 0:
         raise CorruptDataError(f"{out['source']}: no data rows")
     return Table(**out)
@@ -342,7 +344,7 @@ def load_dataset(
             if Xte.ndim == 2 and yte.shape == Xte.shape[:1]:
                 Xte, yte, d = finite_rows(Xte, yte, "test arrays", drop_missing)
                 n_dropped += d
-            Xte, yte, src = Xte.astype(dtype), as_labels(yte, "test labels"), "arrays"
+            Xte, yte, src = cast_features(Xte, dtype, "test arrays"), as_labels(yte, "test labels"), "arrays"
         else:
             tt = load_table(test, **kw)
             if tt.X_test is not None:

@@ -272,7 +272,9 @@ def balanced_accuracy_score(y_true: Any, y_pred: Any, *, adjusted: bool = False)
 
     Classes that occur only in ``y_pred`` have no recall and are left out (without a
     warning). ``adjusted=True`` rescales so that chance level is 0:
-    ``(score - 1/C) / (1 - 1/C)``.
+    ``(score - 1/C) / (1 - 1/C)``; with a single class in ``y_true`` that is 0/0 and, as in
+    scikit-learn, the result is NaN (-inf if some prediction is wrong) with an
+    :class:`UndefinedMetricWarning`.
 
     Complexity O(n + C).
 
@@ -288,8 +290,19 @@ def balanced_accuracy_score(y_true: Any, y_pred: Any, *, adjusted: bool = False)
     rec = tp / xp.where(present, n_true, xp.ones_like(n_true))
     score = float(xp.sum(xp.where(present, rec, xp.zeros_like(rec)))) / C
     if adjusted:
+        if C == 1:
+            # Chance level is 1/C = 1, so the rescaling divides by 0: scikit-learn returns
+            # (score - 1) / 0 -- NaN for a perfect score, -inf otherwise -- with a warning;
+            # 0.0 (as before) passed a degenerate fold off as a chance-level score.
+            warnings.warn(
+                "balanced_accuracy_score with adjusted=True is undefined (0/0) when y_true holds a "
+                f"single class (chance level 1/1 = 1); returning {'nan' if score == 1.0 else '-inf'}",
+                UndefinedMetricWarning,
+                stacklevel=3,
+            )
+            return math.nan if score == 1.0 else -math.inf
         chance = 1.0 / C
-        score = (score - chance) / (1 - chance) if C > 1 else 0.0
+        score = (score - chance) / (1 - chance)
     return score
 
 

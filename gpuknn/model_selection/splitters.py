@@ -31,11 +31,31 @@ def _check_splits(n_splits: Any) -> int:
     return check_int(n_splits, name="n_splits", low=2)
 
 
-def _labels_host(y: Any) -> np.ndarray:
+def _labels_host(y: Any, name: str = "y") -> np.ndarray:
     y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
     if y_host.ndim != 1:
-        raise InvalidInputError(f"y must be 1-D, got shape {y_host.shape}")
+        raise InvalidInputError(f"{name} must be 1-D, got shape {y_host.shape}")
+    _check_finite_classes(y_host, name)
     return y_host
+
+
+def _check_finite_classes(y: np.ndarray, name: str) -> None:
+    """Refuse NaN/infinity among class labels, as scikit-learn does ("Input y contains NaN."):
+    ``np.unique`` would otherwise make NaN a class of its own and stratify on it."""
+    if y.dtype.kind in "fc":
+        bad = ~np.isfinite(y)
+    elif y.dtype.kind == "O":
+        # Object labels (strings mixed with a missing value) may hold a float NaN.
+        bad = np.fromiter((isinstance(v, float) and not np.isfinite(v) for v in y), bool, y.shape[0])
+    else:
+        return
+    if not bad.any():
+        return
+    where = np.flatnonzero(bad)
+    what = "NaN" if any(np.isnan(y[i]) for i in where[:1]) else "infinity"
+    raise InvalidInputError(
+        f"Input {name} contains {what}: {where.size} label(s) not finite, at position(s) {where[:10].tolist()}"
+    )
 
 
 class _KFoldBase(BaseEstimator):
@@ -176,7 +196,10 @@ def train_test_split(
     if stratify is not None:
         if not shuffle:
             raise InvalidInputError("stratify requires shuffle=True")
-        test_idx = _stratified_test(_labels_host(stratify), n_test, rng)
+        strat = _labels_host(stratify, "stratify")
+        if strat.shape[0] != n:
+            raise InvalidInputError(f"stratify has {strat.shape[0]} labels but the arrays have {n} samples")
+        test_idx = _stratified_test(strat, n_test, rng)
     elif shuffle:
         test_idx = np.sort(rng.permutation(n)[:n_test])
     else:
@@ -197,7 +220,14 @@ def _n_test(n: int, test_size: Any, train_size: Any) -> int:
     def count(size: Any, name: str) -> int | None:
         if size is None:
             return None
-        if isinstance(size, float):
+        if isinstance(size, (bool, np.bool_)):
+            # True is an int to operator.index: it would have meant one sample (scikit-learn
+            # refuses it with "Invalid value for test_size: True").
+            raise InvalidInputError(
+                f"Invalid value for {name}: {size!r} (a fraction in (0, 1), a number of samples, or None)"
+            )
+        if isinstance(size, (float, np.floating)):
+            size = float(size)
             if not 0.0 < size < 1.0:
                 raise InvalidInputError(f"{name} as a fraction must be in (0, 1), got {size}")
             return int(np.ceil(size * n)) if name == "test_size" else int(np.floor(size * n))
@@ -217,7 +247,15 @@ def _n_test(n: int, test_size: Any, train_size: Any) -> int:
 
 
 def _stratified_test(y: np.ndarray, n_test: int, rng: np.random.Generator) -> np.ndarray:
-    _, enc, counts = np.unique(y, return_inverse=True, return_counts=True)
+    classes, enc, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if counts.min() < 2:
+        # A one-member class cannot be in both parts; scikit-learn refuses it in these words.
+        few = classes[counts < 2].tolist()
+        raise InvalidInputError(
+            f"The least populated classes in y have only {int(counts.min())} member, which is too few. "
+            "The minimum number of groups for any class cannot be less than 2. "
+            f"Classes with too few members are: {few}"
+        )
     exact = counts * (n_test / y.shape[0])
     take = np.floor(exact).astype(np.int64)
     short = n_test - int(take.sum())
