@@ -376,27 +376,8 @@ def _versions(own: str) -> dict:
 
 
 def _figures(res: dict) -> dict:
-    """File name -> function drawing that figure (drawn one by one by ``save_figures``)."""
-    from ..plots import pca as pca_plots
+    """File name -> function drawing that figure (drawn one by one by ``save_figures``):
+    :func:`gpuknn.plots.sweep.study_figures`, the same list the docs are drawn from."""
     from ..plots import sweep as sweep_plots
 
-    figs = {}
-    if "raw" in res:
-        figs["accuracy_vs_k.png"] = lambda: sweep_plots.plot_accuracy_vs_k(
-            res["raw"], scoring=res.get("scoring", "accuracy")
-        )
-    figs["variance_cumulative.png"] = lambda: pca_plots.plot_cumulative_variance(
-        np.asarray(res["variance"]["explained_variance_ratio"])
-    )
-    figs["variance_components.png"] = lambda: pca_plots.plot_component_variance(
-        np.asarray(res["variance"]["explained_variance"])
-    )
-    for w in res["heatmap"]["weights"]:
-        figs[f"heatmap_{w}.png"] = lambda w=w: sweep_plots.plot_heatmap(res["heatmap"], w)
-    b = res["best"]
-    figs["confusion_matrix.png"] = lambda: sweep_plots.plot_confusion_matrix(
-        res["test"]["confusion_matrix"],
-        res["class_names"],
-        title=f"Test set, k={b['k']}, p={b['p']}, {b['weights']} (accuracy {res['test_accuracy']:.4f})",
-    )
-    return figs
+    return sweep_plots.study_figures(res)
