@@ -26,7 +26,8 @@ from .._backend import device_of as _device
 from .._delegation import on_input_device
 from .._labels import encode
 from ..errors import InvalidInputError
-from ..ops.limits import check_working_memory, to_mib
+from .._delegation import max_abs
+from ..ops.limits import check_working_memory, to_mib, underflow_scale
 from .external import _hubert_gamma_partitions
 
 __all__ = ["hubert_gamma", "cophenetic_correlation"]
@@ -88,6 +89,20 @@ def _prepare(X: Any, metric: str) -> tuple[Any, Any]:
         if bool(xp.any(X < 0)):
             raise InvalidInputError("a precomputed distance matrix has negative entries")
     return X, xp
+
+
+def _sum_scale(X: Any, xp: Any) -> float:
+    """The power of two by which distance tiles are multiplied before their sums of squares
+    and products: tiny data (distances of 1e-300) would square to 0 and leave Γ undefined
+    (:func:`gpuknn.ops.limits.underflow_scale` of ``max |X|``, in float64, where the sums
+    are taken; 1 for ordinary data)."""
+    return underflow_scale(max_abs(X, xp), xp.float64, xp)
+
+
+def _for_sums(D: Any, w: float, xp: Any) -> Any:
+    """A distance tile in float64 (its pair sums: ``n²`` terms), times ``w``."""
+    D = xp.astype(D, xp.float64)
+    return D * w if w != 1.0 else D
 
 
 def _pearson(sx, sy, sxx, syy, sxy, count) -> float | None:
@@ -152,18 +167,21 @@ def hubert_gamma(
         raise InvalidInputError("Hubert Γ needs at least 2 points")
     codes, _ = _label_codes(labels, X, n)
     budget = _budget(working_memory, xp)
+    w = _sum_scale(X, xp)
     sx = sxx = sxy = 0.0
     for s, D in _distance_blocks(X, metric, budget):
+        D = _for_sums(D, w, xp)
         diff = codes[s : s + D.shape[0], None] != codes[None, :]
         sx = sx + xp.sum(D)
         sxx = sxx + xp.sum(D * D)
         sxy = sxy + xp.sum(xp.where(diff, D, xp.zeros_like(D)))
+    sx, sxx, sxy = float(sx), float(sxx), float(sxy)  # of w d: Pearson is scale invariant
     counts = to_numpy(xp.unique_counts(codes)[1]).astype(np.float64)
     count = float(n) * (n - 1)
     sy = float(n) * n - float(np.sum(counts * counts))  # ordered pairs in different clusters
     if not normalized:
-        return float(sxy) / count
-    r = _pearson(float(sx), sy, float(sxx), sy, float(sxy), count)
+        return sxy / w / count
+    r = _pearson(sx, sy, sxx, sy, sxy, count)
     return 0.0 if r is None else r
 
 
@@ -251,12 +269,17 @@ def cophenetic_correlation(
     if n < 3:
         raise InvalidInputError(f"CPCC needs at least 3 points, got {n}")
     budget = _budget(working_memory, xp)
+    w = _sum_scale(X, xp)
+    heights = w  # a given Z is in the data's units
     if Z is None:
         if method not in ("single", "complete", "average", "weighted", "ward"):
             raise InvalidInputError(f"method must be a monotone linkage, got {method!r}")
         if method == "ward" and metric != "euclidean":
             raise InvalidInputError("method='ward' needs metric='euclidean'")
-        Z = linkage(to_numpy(X), method=method, metric=metric)
+        # Tiny data are scaled by w for SciPy too (its distances of 1e-300 data square to 0):
+        # the merge heights then come in the units of the scaled tiles.
+        Z = linkage(to_numpy(X) * w, method=method, metric=metric)
+        heights = 1.0
     Z = np.asarray(to_numpy(Z), dtype=np.float64)
     if Z.shape != (n - 1, 4) or not is_monotonic(Z):
         raise InvalidInputError(f"Z must be a monotone linkage of shape ({n - 1}, 4), got {Z.shape}")
@@ -264,7 +287,9 @@ def cophenetic_correlation(
     pos, table, log2, pow2 = (from_numpy(a, xp, device=_device(X)) for a in (pos_h, table_h, log2_h, pow2_h))
     m = n - 1
     sums = [0.0] * 5
+    table = table * heights  # merge heights are distances: the tiles' scale (Pearson is invariant)
     for s, D in _distance_blocks(X, metric, budget):
+        D = _for_sums(D, w, xp)
         pr = pos[s : s + D.shape[0]]
         lo = xp.reshape(xp.minimum(pr[:, None], pos[None, :]), (-1,))
         hi = xp.reshape(xp.maximum(pr[:, None], pos[None, :]), (-1,))
