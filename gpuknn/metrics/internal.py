@@ -105,6 +105,54 @@ def _for_sums(D: Any, w: float, xp: Any) -> Any:
     return D * w if w != 1.0 else D
 
 
+# Float64 elements of one row chunk of the O(n d) indices (Davies–Bouldin, SD, Xie–Beni,
+# the gap statistic's W): about 32 MiB.
+_CHUNK64 = 1 << 22
+
+
+class Shifted:
+    """Rows of X in float64, shifted and scaled, chunk by chunk: the O(n d) indices' view.
+
+    ``(x − m) · w`` with ``m`` the float64 mean of an evenly spread sample of at most 4096
+    rows (any fixed vector leaves differences unchanged; one inside the data keeps cluster
+    sums small whatever the data's offset: a float32 mean of values near 1e5 is off by more
+    than a cluster's spread) and ``w`` the power of two that keeps squares of tiny data
+    normal (:func:`gpuknn.ops.limits.underflow_scale`; 1 for ordinary data). Lengths come
+    out times ``w``: ratios of them are unchanged.
+    """
+
+    def __init__(self, X: Any, xp: Any):
+        n, d = int(X.shape[0]), int(X.shape[1])
+        self.X, self.xp = X, xp
+        step = max(1, -(-n // 4096))
+        self.m = xp.mean(xp.astype(X[::step, :], xp.float64), axis=0)
+        self.w = underflow_scale(max_abs(X, xp), xp.float64, xp)
+        self.step = max(1, _CHUNK64 // max(1, d))
+
+    def of(self, A: Any) -> Any:
+        """``(A − m) · w`` in float64 (rows of the data's space: centres, say)."""
+        B = self.xp.astype(A, self.xp.float64) - self.m[None, :]
+        return B * self.w if self.w != 1.0 else B
+
+    def chunks(self) -> Iterator[tuple[int, Any]]:
+        """``(start, (X[start:stop] − m) · w)``, float64 chunks of about 32 MiB."""
+        n = int(self.X.shape[0])
+        for s in range(0, n, self.step):
+            yield s, self.of(self.X[s : min(s + self.step, n), :])
+
+    def centres(self, codes: Any, K: int) -> tuple[Any, Any]:
+        """Cluster means (K, d) of the shifted rows, float64, and sizes (K,)."""
+        xp = self.xp
+        dev = _device(self.X)
+        sums = xp.zeros((K, int(self.X.shape[1])), dtype=xp.float64, device=dev)
+        counts = xp.zeros((K,), dtype=xp.float64, device=dev)
+        for s, B in self.chunks():
+            oh = xp.astype(codes[s : s + B.shape[0], None] == xp.arange(K, device=dev)[None, :], xp.float64)
+            sums = sums + oh.T @ B
+            counts = counts + xp.sum(oh, axis=0)
+        return sums / counts[:, None], counts
+
+
 def _pearson(sx, sy, sxx, syy, sxy, count) -> float | None:
     """Pearson correlation from sums; None when a variable is constant."""
     mx, my = sx / count, sy / count
