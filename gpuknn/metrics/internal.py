@@ -23,10 +23,10 @@ import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from .._backend import device_of as _device
-from .._delegation import on_input_device
+from .._delegation import max_abs, on_input_device
 from .._labels import encode
 from ..errors import InvalidInputError
-from .._delegation import max_abs
+from ..ops.distance import sample_mean
 from ..ops.limits import check_working_memory, to_mib, underflow_scale
 from .external import _hubert_gamma_partitions
 
@@ -122,10 +122,9 @@ class Shifted:
     """
 
     def __init__(self, X: Any, xp: Any):
-        n, d = int(X.shape[0]), int(X.shape[1])
+        d = int(X.shape[1])
         self.X, self.xp = X, xp
-        step = max(1, -(-n // 4096))
-        self.m = xp.mean(xp.astype(X[::step, :], xp.float64), axis=0)
+        self.m = sample_mean(X, xp)
         self.w = underflow_scale(max_abs(X, xp), xp.float64, xp)
         self.step = max(1, _CHUNK64 // max(1, d))
 

@@ -302,9 +302,10 @@ def xie_beni_index(X: Any, u: Any, centers: Any = None, *, m: float = 2.0) -> fl
     num = 0.0
     step = max(1, (1 << 22) // max(1, K * int(X.shape[1])))  # bounded (rows, K, d) temporaries
     for r0, B in sh.chunks():
-        for s in range(0, int(B.shape[0]), step):
-            diff = B[s : s + step, None, :] - centers[None, :, :]  # direct differences, float64
-            um_b = xp.astype(um[r0 + s : r0 + min(s + step, int(B.shape[0])), :], xp.float64)
+        nb = int(B.shape[0])
+        for s in range(0, nb, step):
+            diff = B[s : min(s + step, nb), None, :] - centers[None, :, :]  # direct differences, float64
+            um_b = xp.astype(um[r0 + s : r0 + min(s + step, nb), :], xp.float64)
             num = num + xp.sum(um_b * xp.sum(diff * diff, axis=2))
     CD = _centre_distances(centers, xp)
     eye = xp.arange(K, device=_device(CD))[:, None] == xp.arange(K, device=_device(CD))[None, :]

@@ -24,11 +24,10 @@ pass over the tile is needed before selection.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-
-import math
 
 from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
@@ -183,6 +182,20 @@ _POW2_STEP = 100
 _EUCLID = ("euclidean", "sqeuclidean")
 
 
+def sample_mean(X: Any, xp: Any) -> Any:
+    """Float64 mean (d,) of an evenly spread sample of at most 4096 rows of X, summed in
+    chunks of about 1 MiB of float64 (no float64 copy of the sample)."""
+    n, d = int(X.shape[0]), int(X.shape[1])
+    step = max(1, -(-n // _CENTRE_SAMPLE))
+    idx = list(range(0, n, step))
+    per = max(1, (1 << 17) // max(1, d)) * step  # rows of X spanned by one chunk
+    total = None
+    for s in range(0, n, per):
+        part = xp.sum(xp.astype(X[s : min(s + per, n) : step, :], xp.float64), axis=0)
+        total = part if total is None else total + part
+    return total / len(idx)
+
+
 def _times_pow2(x: Any, e: int) -> Any:
     """``x * 2**e``, in steps whose factors the dtype represents (exact unless the result
     itself under- or overflows)."""
@@ -252,10 +265,7 @@ class DistanceWalk:
         self.u = float(xp.finfo(R.dtype).eps) / 2
         self.centre = None
         if metric in _EUCLID:
-            n = int(R.shape[0])
-            step = max(1, -(-n // _CENTRE_SAMPLE))
-            sample = _times_pow2(xp.astype(R[::step, :], xp.float64), self.scale_exp)
-            self.centre = xp.astype(xp.mean(sample, axis=0), R.dtype)
+            self.centre = xp.astype(_times_pow2(sample_mean(R, xp), self.scale_exp), R.dtype)
         self.rmax = 0.0  # largest reference |r_c|² (euclidean), or kappa (correlation)
 
     # -- preparation -------------------------------------------------------------------
@@ -275,7 +285,10 @@ class DistanceWalk:
         if metric in _EUCLID:
             xc = X - self.centre[None, :]
             sq = xp.vecdot(xc, xc, axis=-1)
-            last = xp.ones((X.shape[0], 1), dtype=X.dtype, device=self.device) if role == "query" else -0.5 * sq[:, None]
+            if role == "query":
+                last = xp.ones((X.shape[0], 1), dtype=X.dtype, device=self.device)
+            else:
+                last = -0.5 * sq[:, None]
             return PreparedRows(xp.concat([xc, last], axis=1), sq)
         if metric == "cosine":
             return PreparedRows(_unit_rows(X, xp), None)
@@ -292,8 +305,9 @@ class DistanceWalk:
         that prepares its references block by block (the per-row screen needs it)."""
         if self.metric not in (*_EUCLID, "correlation"):
             return
-        for s in range(0, int(X.shape[0]), max(1, rows)):
-            self.reference(X[s : s + rows, :])
+        n, rows = int(X.shape[0]), max(1, rows)
+        for s in range(0, n, rows):
+            self.reference(X[s : min(s + rows, n), :])
 
     def reference(self, R: Any) -> PreparedRows:
         """:meth:`prepare` of reference rows, remembering their largest norm (the bounds)."""
@@ -303,7 +317,9 @@ class DistanceWalk:
         return rp
 
     # -- one tile ------------------------------------------------------------------------
-    def tile(self, qp: PreparedRows, rp: PreparedRows, RT: Any, Xq: Any, Xr: Any, *, diagonal: int | None = None) -> Any:
+    def tile(
+        self, qp: PreparedRows, rp: PreparedRows, RT: Any, Xq: Any, Xr: Any, *, diagonal: int | None = None
+    ) -> Any:
         """Distances ``(rows, cols)`` of prepared queries ``qp`` and references ``rp``
         (``RT`` = ``rp.rows.T``); ``Xq``/``Xr`` are the raw rows (for recomputation).
 
@@ -378,9 +394,10 @@ class DistanceWalk:
         xp, d = self.xp, self.d
         per = max(1, _EXACT_BYTES // (3 * 8 * d))
         out = []
-        for s in range(0, int(r.shape[0]), per):
-            a = self.scaled(xp.astype(take_rows(Xq, r[s : s + per]), xp.float64))
-            b = self.scaled(xp.astype(take_rows(Xr, c[s : s + per]), xp.float64))
+        m = int(r.shape[0])
+        for s in range(0, m, per):
+            a = self.scaled(xp.astype(take_rows(Xq, r[s : min(s + per, m)]), xp.float64))
+            b = self.scaled(xp.astype(take_rows(Xr, c[s : min(s + per, m)]), xp.float64))
             if self.metric in _EUCLID:
                 out.append(sqdist64(a, b))
                 continue
