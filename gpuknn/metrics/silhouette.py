@@ -160,7 +160,9 @@ def silhouette_samples(X: Any, labels: Any, *, metric: str = "euclidean", workin
         Cluster labels of any type (integers of any namespace, floats, host strings); the
         number of distinct labels must be between 2 and n − 1.
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "precomputed"}
-        As :func:`gpuknn.pairwise_distances` defines them.
+        As :func:`gpuknn.pairwise_distances` defines them, with its contract: centred
+        (an offset of the data costs no digits), a certified relative error with exact
+        recomputation of the entries the bound cannot vouch for, tiny data rescaled.
     working_memory : float, optional
         MiB (as in scikit-learn) for the distance tiles and the two blocks of X each tile
         prepares (default :func:`gpuknn._memory.default_working_memory`: 256 MiB on the

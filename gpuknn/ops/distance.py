@@ -375,9 +375,29 @@ class DistanceWalk:
         screen = D < row_bound[:, None]
         if diagonal is not None:
             screen = _zero_self_mask(screen, diagonal, xp)
+        native = is_numpy_namespace(xp) or is_torch_namespace(xp) or is_cupy_namespace(xp)
+        if native:
+            # Only the rows the screen caught (few, on ordinary data) get their own bounds.
+            rows = xp.nonzero(xp.any(screen, axis=1))[0]
+            del screen
+            if not rows.shape[0]:
+                return D
+            sub = xp.take(D, rows, axis=0)
+            T = self._bound(xp.take(qs, rows)[:, None], rs[None, :], g, slack)
+            T *= k / g  # bound / tol
+            keep = sub < T
+            if diagonal is not None:
+                keep = keep & ((rows[:, None] + diagonal) != xp.arange(D.shape[1], device=self.device)[None, :])
+            del T, sub
+            r_sub, c = xp.nonzero(keep)
+            if not r_sub.shape[0]:
+                return D
+            r = xp.take(rows, r_sub)
+            D[r, c] = xp.astype(self._exact(Xq, Xr, r, c), D.dtype)  # D is the walk's own array
+            return D
         if not bool(xp.any(screen)):
             return D
-        # Entries whose own bound exceeds tol times their value (the rare tiles that get here).
+        # Generic namespaces (no integer scatter): the whole tile's bounds and mask.
         T = self._bound(qs[:, None], rs[None, :], g, slack)
         T *= k / g  # bound / tol
         flag = screen & (D < T)
@@ -386,7 +406,10 @@ class DistanceWalk:
         if not r.shape[0]:
             return D
         exact = xp.astype(self._exact(Xq, Xr, r, c), D.dtype)
-        return _scatter(D, flag, r, c, exact, xp)
+        # Each flagged entry's rank among the flagged ones (row-major) picks its value.
+        flat = xp.reshape(flag, (-1,))
+        pos = xp.clip(xp.cumulative_sum(xp.astype(flat, xp.int64)) - 1, min=0)
+        return xp.reshape(xp.where(flat, xp.take(exact, pos), xp.reshape(D, (-1,))), D.shape)
 
     def _exact(self, Xq: Any, Xr: Any, r: Any, c: Any) -> Any:
         """Float64 values (tile units: squared distances or ``1 − cos``) of the pairs
@@ -413,17 +436,6 @@ class DistanceWalk:
 def xp_max(v: Any, xp: Any) -> float:
     """``max(v)`` as a Python float (one transfer)."""
     return float(xp.max(v))
-
-
-def _scatter(D: Any, flag: Any, r: Any, c: Any, values: Any, xp: Any) -> Any:
-    """D with ``D[r, c] = values`` (``flag`` marks exactly those entries, row-major order)."""
-    if is_numpy_namespace(xp) or is_torch_namespace(xp) or is_cupy_namespace(xp):
-        D[r, c] = values  # D is the walk's own array
-        return D
-    # Generic: each flagged entry's rank among the flagged ones picks its value.
-    flat = xp.reshape(flag, (-1,))
-    pos = xp.clip(xp.cumulative_sum(xp.astype(flat, xp.int64)) - 1, min=0)
-    return xp.reshape(xp.where(flat, xp.take(values, pos), xp.reshape(D, (-1,))), D.shape)
 
 
 def _zero_self_mask(M: Any, start: int, xp: Any) -> Any:
@@ -454,6 +466,13 @@ def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean") -> A
     Materialises the whole matrix: use :func:`pairwise_distances_chunked` for large inputs.
     Complexity O(n_x n_y d), one GEMM.
 
+    The distances follow :class:`DistanceWalk`'s contract: the euclidean family is centred
+    (translation invariant); each squared distance (cosine/correlation: ``1 − cos``) has
+    relative error at most ``tol = max(sqrt(u), 32 g)`` (g ≈ 4 d u, u the dtype's unit
+    roundoff), entries the certified bound cannot vouch for being recomputed exactly in
+    float64 (zeros of duplicates and of the diagonal are exact); tiny data are rescaled by
+    a power of two (values whose squares overflow are refused).
+
     Examples
     --------
     >>> import numpy as np
@@ -472,7 +491,10 @@ def pairwise_distances_chunked(
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(start_row, D_block)`` row blocks of the X-Y distance matrix.
 
-    Each block has shape ``(rows, n_y)`` and is one GEMM.
+    Each block has shape ``(rows, n_y)`` and is one GEMM, with :func:`pairwise_distances`'s
+    contract (centring, certified relative error, exact recomputation of the few entries
+    the bound cannot vouch for, rescaling of tiny data); the values do not depend on
+    ``working_memory`` beyond the GEMM's own rounding.
 
     Parameters
     ----------
