@@ -16,7 +16,7 @@ from .._backend import device_of as _device
 from .._delegation import on_input_device
 from ..cluster.kmeans import KMeans
 from ..errors import InvalidInputError
-from .internal import _label_codes
+from .internal import Shifted, _label_codes
 
 __all__ = ["gap_statistic", "GapResult", "GAP_RULES", "choose_gap_k", "within_dispersion"]
 
@@ -79,15 +79,27 @@ def within_dispersion(X: Any, labels: Any) -> float:
     """Pooled within-cluster sum of squares ``W = Σ_r Σ_{i∈r} ||x_i − μ_r||²``.
 
     (= Σ_r D_r / (2 n_r) with D_r the sum of squared pairwise distances in cluster r.)
-    Complexity O(n d).
+    Computed in float64 on rows shifted by a common centre (and scaled by a power of two
+    for tiny data), so an offset costs no digits. Complexity O(n d), float64 row chunks of
+    about 32 MiB.
     """
+    return math.ldexp(*_scaled_dispersion(X, labels))
+
+
+def _scaled_dispersion(X: Any, labels: Any) -> tuple[float, int]:
+    """``(W', e)`` with ``W = W' 2**e``: W of the rows shifted and scaled in float64
+    (:class:`gpuknn.metrics.internal.Shifted`: a float32 centre of data near 1e5 is off by
+    more than a cluster's spread; tiny data's squares underflow), in row chunks."""
     xp = array_namespace(X)
     X = validate_matrix(X, xp)
     codes, K = _label_codes(labels, X, int(X.shape[0]))
-    onehot = xp.astype(codes[:, None] == xp.arange(K, device=_device(codes))[None, :], X.dtype)
-    centres = (onehot.T @ X) / xp.sum(onehot, axis=0)[:, None]
-    R = X - xp.take(centres, codes, axis=0)
-    return float(xp.sum(R * R))
+    sh = Shifted(X, xp)
+    centres, _ = sh.centres(codes, K)
+    total = 0.0
+    for r0, B in sh.chunks():
+        R = B - xp.take(centres, codes[r0 : r0 + B.shape[0]], axis=0)
+        total = total + xp.sum(R * R)
+    return float(total), -2 * (math.frexp(sh.w)[1] - 1)
 
 
 def _default_clusterer(seed_rng: np.random.Generator) -> Callable[[Any, int], Any]:
@@ -173,10 +185,10 @@ def gap_statistic(
     lo, hi = to_numpy(xp.min(base, axis=0)), to_numpy(xp.max(base, axis=0))
 
     def log_w(data: Any, k: int) -> float:
-        w = within_dispersion(data, fit(data, k))
+        w, e = _scaled_dispersion(data, fit(data, k))  # log W of tiny data stays finite
         if w <= 0:
             raise InvalidInputError(f"W is 0 for K={k}: fewer than K distinct points")
-        return math.log(w)
+        return math.log(w) + e * math.log(2.0)
 
     data_lw = np.array([log_w(X, k) for k in ks])
     ref = np.empty((int(B), len(ks)))

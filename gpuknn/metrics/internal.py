@@ -23,10 +23,11 @@ import numpy as np
 
 from .._backend import array_namespace, from_numpy, to_numpy, validate_matrix
 from .._backend import device_of as _device
-from .._delegation import on_input_device
+from .._delegation import max_abs, on_input_device
 from .._labels import encode
 from ..errors import InvalidInputError
-from ..ops.limits import check_working_memory, to_mib
+from ..ops.distance import sample_mean
+from ..ops.limits import check_working_memory, to_mib, underflow_scale
 from .external import _hubert_gamma_partitions
 
 __all__ = ["hubert_gamma", "cophenetic_correlation"]
@@ -88,6 +89,67 @@ def _prepare(X: Any, metric: str) -> tuple[Any, Any]:
         if bool(xp.any(X < 0)):
             raise InvalidInputError("a precomputed distance matrix has negative entries")
     return X, xp
+
+
+def _sum_scale(X: Any, xp: Any) -> float:
+    """The power of two by which distance tiles are multiplied before their sums of squares
+    and products: tiny data (distances of 1e-300) would square to 0 and leave Γ undefined
+    (:func:`gpuknn.ops.limits.underflow_scale` of ``max |X|``, in float64, where the sums
+    are taken; 1 for ordinary data)."""
+    return underflow_scale(max_abs(X, xp), xp.float64, xp)
+
+
+def _for_sums(D: Any, w: float, xp: Any) -> Any:
+    """A distance tile in float64 (its pair sums: ``n²`` terms), times ``w``."""
+    D = xp.astype(D, xp.float64)
+    return D * w if w != 1.0 else D
+
+
+# Float64 elements of one row chunk of the O(n d) indices (Davies–Bouldin, SD, Xie–Beni,
+# the gap statistic's W): about 32 MiB.
+_CHUNK64 = 1 << 22
+
+
+class Shifted:
+    """Rows of X in float64, shifted and scaled, chunk by chunk: the O(n d) indices' view.
+
+    ``(x − m) · w`` with ``m`` the float64 mean of an evenly spread sample of at most 4096
+    rows (any fixed vector leaves differences unchanged; one inside the data keeps cluster
+    sums small whatever the data's offset: a float32 mean of values near 1e5 is off by more
+    than a cluster's spread) and ``w`` the power of two that keeps squares of tiny data
+    normal (:func:`gpuknn.ops.limits.underflow_scale`; 1 for ordinary data). Lengths come
+    out times ``w``: ratios of them are unchanged.
+    """
+
+    def __init__(self, X: Any, xp: Any):
+        d = int(X.shape[1])
+        self.X, self.xp = X, xp
+        self.m = sample_mean(X, xp)
+        self.w = underflow_scale(max_abs(X, xp), xp.float64, xp)
+        self.step = max(1, _CHUNK64 // max(1, d))
+
+    def of(self, A: Any) -> Any:
+        """``(A − m) · w`` in float64 (rows of the data's space: centres, say)."""
+        B = self.xp.astype(A, self.xp.float64) - self.m[None, :]
+        return B * self.w if self.w != 1.0 else B
+
+    def chunks(self) -> Iterator[tuple[int, Any]]:
+        """``(start, (X[start:stop] − m) · w)``, float64 chunks of about 32 MiB."""
+        n = int(self.X.shape[0])
+        for s in range(0, n, self.step):
+            yield s, self.of(self.X[s : min(s + self.step, n), :])
+
+    def centres(self, codes: Any, K: int) -> tuple[Any, Any]:
+        """Cluster means (K, d) of the shifted rows, float64, and sizes (K,)."""
+        xp = self.xp
+        dev = _device(self.X)
+        sums = xp.zeros((K, int(self.X.shape[1])), dtype=xp.float64, device=dev)
+        counts = xp.zeros((K,), dtype=xp.float64, device=dev)
+        for s, B in self.chunks():
+            oh = xp.astype(codes[s : s + B.shape[0], None] == xp.arange(K, device=dev)[None, :], xp.float64)
+            sums = sums + oh.T @ B
+            counts = counts + xp.sum(oh, axis=0)
+        return sums / counts[:, None], counts
 
 
 def _pearson(sx, sy, sxx, syy, sxy, count) -> float | None:
@@ -152,18 +214,21 @@ def hubert_gamma(
         raise InvalidInputError("Hubert Γ needs at least 2 points")
     codes, _ = _label_codes(labels, X, n)
     budget = _budget(working_memory, xp)
+    w = _sum_scale(X, xp)
     sx = sxx = sxy = 0.0
     for s, D in _distance_blocks(X, metric, budget):
+        D = _for_sums(D, w, xp)
         diff = codes[s : s + D.shape[0], None] != codes[None, :]
         sx = sx + xp.sum(D)
         sxx = sxx + xp.sum(D * D)
         sxy = sxy + xp.sum(xp.where(diff, D, xp.zeros_like(D)))
+    sx, sxx, sxy = float(sx), float(sxx), float(sxy)  # of w d: Pearson is scale invariant
     counts = to_numpy(xp.unique_counts(codes)[1]).astype(np.float64)
     count = float(n) * (n - 1)
     sy = float(n) * n - float(np.sum(counts * counts))  # ordered pairs in different clusters
     if not normalized:
-        return float(sxy) / count
-    r = _pearson(float(sx), sy, float(sxx), sy, float(sxy), count)
+        return sxy / w / count
+    r = _pearson(sx, sy, sxx, sy, sxy, count)
     return 0.0 if r is None else r
 
 
@@ -251,12 +316,17 @@ def cophenetic_correlation(
     if n < 3:
         raise InvalidInputError(f"CPCC needs at least 3 points, got {n}")
     budget = _budget(working_memory, xp)
+    w = _sum_scale(X, xp)
+    heights = w  # a given Z is in the data's units
     if Z is None:
         if method not in ("single", "complete", "average", "weighted", "ward"):
             raise InvalidInputError(f"method must be a monotone linkage, got {method!r}")
         if method == "ward" and metric != "euclidean":
             raise InvalidInputError("method='ward' needs metric='euclidean'")
-        Z = linkage(to_numpy(X), method=method, metric=metric)
+        # Tiny data are scaled by w for SciPy too (its distances of 1e-300 data square to 0):
+        # the merge heights then come in the units of the scaled tiles.
+        Z = linkage(to_numpy(X) * w, method=method, metric=metric)
+        heights = 1.0
     Z = np.asarray(to_numpy(Z), dtype=np.float64)
     if Z.shape != (n - 1, 4) or not is_monotonic(Z):
         raise InvalidInputError(f"Z must be a monotone linkage of shape ({n - 1}, 4), got {Z.shape}")
@@ -264,7 +334,9 @@ def cophenetic_correlation(
     pos, table, log2, pow2 = (from_numpy(a, xp, device=_device(X)) for a in (pos_h, table_h, log2_h, pow2_h))
     m = n - 1
     sums = [0.0] * 5
+    table = table * heights  # merge heights are distances: the tiles' scale (Pearson is invariant)
     for s, D in _distance_blocks(X, metric, budget):
+        D = _for_sums(D, w, xp)
         pr = pos[s : s + D.shape[0]]
         lo = xp.reshape(xp.minimum(pr[:, None], pos[None, :]), (-1,))
         hi = xp.reshape(xp.maximum(pr[:, None], pos[None, :]), (-1,))

@@ -25,7 +25,7 @@ from .._backend import array_namespace, validate_matrix
 from .._backend import device_of as _device
 from .._delegation import on_input_device
 from ..errors import InvalidInputError
-from .internal import _budget, _distance_blocks, _label_codes, _prepare
+from .internal import Shifted, _budget, _distance_blocks, _label_codes, _prepare
 
 __all__ = [
     "dunn_index",
@@ -46,15 +46,11 @@ def _data_and_codes(X: Any, labels: Any, *, min_clusters: int = 2) -> tuple[Any,
     return X, xp, codes, K
 
 
-def _centres(X: Any, codes: Any, K: int, xp: Any) -> tuple[Any, Any]:
-    """Cluster means (K, d) and sizes (K,) by one one-hot product."""
-    onehot = xp.astype(codes[:, None] == xp.arange(K, device=_device(codes))[None, :], X.dtype)
-    counts = xp.sum(onehot, axis=0)
-    return (onehot.T @ X) / counts[:, None], counts
-
-
 def _centre_distances(C: Any, xp: Any) -> Any:
-    diff = C[:, None, :] - C[None, :, :]  # K is small: K² d direct differences, exact
+    """Distances between centres (K, d): direct differences (K is small), no GEMM formula,
+    so no cancellation; the callers give float64 centres of shifted, scaled rows
+    (:class:`.internal.Shifted`)."""
+    diff = C[:, None, :] - C[None, :, :]
     return xp.sqrt(xp.sum(diff * diff, axis=2))
 
 
@@ -63,7 +59,9 @@ def dunn_index(X: Any, labels: Any, *, metric: str = "euclidean", working_memory
     """Dunn index: smallest between-cluster distance over largest cluster diameter.
 
     ``min_{c(i)≠c(j)} d(i, j) / max_{c(i)=c(j)} d(i, j)`` (single-linkage separation,
-    complete diameter), accumulated over distance tiles.
+    complete diameter), accumulated over distance tiles of
+    :func:`gpuknn.pairwise_distances_chunked`: translation invariant, each distance within
+    its certified relative error (zero separations exact), so the min and max are too.
 
     Parameters
     ----------
@@ -125,11 +123,17 @@ def davies_bouldin_score(X: Any, labels: Any) -> float:
     n = int(X.shape[0])
     if K > n - 1:
         raise InvalidInputError(f"Davies–Bouldin needs 2 <= K <= n - 1, got K={K}, n={n}")
-    C, counts = _centres(X, codes, K, xp)
-    R = X - xp.take(C, codes, axis=0)
-    dist = xp.sqrt(xp.sum(R * R, axis=1))
-    onehot = xp.astype(codes[:, None] == xp.arange(K, device=_device(codes))[None, :], X.dtype)
-    s = (dist @ onehot) / counts
+    # Float64, shifted and scaled rows (:class:`.internal.Shifted`): offset or tiny data
+    # keep their digits; the index is a ratio of lengths, unchanged by the scale.
+    sh = Shifted(X, xp)
+    C, counts = sh.centres(codes, K)
+    s = xp.zeros((K,), dtype=xp.float64, device=_device(X))
+    for r0, B in sh.chunks():
+        cb = codes[r0 : r0 + B.shape[0]]
+        R = B - xp.take(C, cb, axis=0)
+        oh = xp.astype(cb[:, None] == xp.arange(K, device=_device(codes))[None, :], xp.float64)
+        s = s + xp.sqrt(xp.sum(R * R, axis=1)) @ oh
+    s = s / counts
     CD = _centre_distances(C, xp)
     if float(xp.max(s)) == 0.0 or float(xp.max(CD)) == 0.0:
         return 0.0
@@ -152,11 +156,21 @@ def sd_scat_dis(X: Any, labels: Any) -> tuple[float, float]:
     Complexity O(n d + K² d).
     """
     X, xp, codes, K = _data_and_codes(X, labels)
-    C, counts = _centres(X, codes, K, xp)
-    R = X - xp.take(C, codes, axis=0)
-    onehot = xp.astype(codes[:, None] == xp.arange(K, device=_device(codes))[None, :], X.dtype)
-    var_k = (onehot.T @ (R * R)) / counts[:, None]  # (K, d)
-    var_x = xp.var(X, axis=0)
+    sh = Shifted(X, xp)  # float64, shifted and scaled: Scat is a ratio, Dis is scaled back
+    C, counts = sh.centres(codes, K)
+    d = int(X.shape[1])
+    sq_k = xp.zeros((K, d), dtype=xp.float64, device=_device(X))
+    total = xp.zeros((d,), dtype=xp.float64, device=_device(X))
+    gm = xp.sum(C * counts[:, None], axis=0) / float(X.shape[0])  # the overall mean
+    for r0, B in sh.chunks():
+        cb = codes[r0 : r0 + B.shape[0]]
+        R = B - xp.take(C, cb, axis=0)
+        oh = xp.astype(cb[:, None] == xp.arange(K, device=_device(codes))[None, :], xp.float64)
+        sq_k = sq_k + oh.T @ (R * R)
+        G = B - gm[None, :]
+        total = total + xp.sum(G * G, axis=0)
+    var_k = sq_k / counts[:, None]  # (K, d)
+    var_x = total / float(X.shape[0])
     norm_x = float(xp.sqrt(xp.sum(var_x * var_x)))
     if norm_x == 0.0:
         raise InvalidInputError("SD index undefined: the data have zero variance")
@@ -166,7 +180,8 @@ def sd_scat_dis(X: Any, labels: Any) -> tuple[float, float]:
     d_min = float(xp.min(xp.where(eye, xp.full_like(CD, math.inf), CD)))
     if d_min == 0.0:
         raise InvalidInputError("SD index undefined: two cluster centres coincide")
-    dis = float(xp.max(CD)) / d_min * float(xp.sum(1.0 / xp.sum(CD, axis=1)))
+    # Dis has the units of 1 / distance: the scaled centres' value times w.
+    dis = float(xp.max(CD)) / d_min * float(xp.sum(1.0 / xp.sum(CD, axis=1))) * sh.w
     return scat, dis
 
 
@@ -275,17 +290,25 @@ def xie_beni_index(X: Any, u: Any, centers: Any = None, *, m: float = 2.0) -> fl
     if not m > 1:
         raise InvalidInputError(f"m must be > 1, got {m}")
     um = u**m
+    sh = Shifted(X, xp)  # float64, shifted and scaled rows: the index is a ratio, unchanged
     if centers is None:
-        centers = (um.T @ X) / xp.sum(um, axis=0)[:, None]
+        wsum = xp.zeros((K, int(X.shape[1])), dtype=xp.float64, device=_device(X))
+        for r0, B in sh.chunks():
+            wsum = wsum + xp.astype(um[r0 : r0 + B.shape[0], :], xp.float64).T @ B
+        centers = wsum / xp.astype(xp.sum(um, axis=0), xp.float64)[:, None]
     else:
         centers = validate_matrix(centers, xp, name="centers", device=_device(X))
         if tuple(centers.shape) != (K, int(X.shape[1])):
             raise InvalidInputError(f"centers must have shape {(K, int(X.shape[1]))}, got {tuple(centers.shape)}")
+        centers = sh.of(centers)
     num = 0.0
     step = max(1, (1 << 22) // max(1, K * int(X.shape[1])))  # bounded (rows, K, d) temporaries
-    for s in range(0, n, step):
-        diff = X[s : min(s + step, n), None, :] - centers[None, :, :]  # direct differences: exact
-        num = num + xp.sum(um[s : min(s + step, n), :] * xp.sum(diff * diff, axis=2))
+    for r0, B in sh.chunks():
+        nb = int(B.shape[0])
+        for s in range(0, nb, step):
+            diff = B[s : min(s + step, nb), None, :] - centers[None, :, :]  # direct differences, float64
+            um_b = xp.astype(um[r0 + s : r0 + min(s + step, nb), :], xp.float64)
+            num = num + xp.sum(um_b * xp.sum(diff * diff, axis=2))
     CD = _centre_distances(centers, xp)
     eye = xp.arange(K, device=_device(CD))[:, None] == xp.arange(K, device=_device(CD))[None, :]
     sep = float(xp.min(xp.where(eye, xp.full_like(CD, math.inf), CD))) ** 2

@@ -27,7 +27,7 @@ from .._backend import array_namespace, check_int, from_numpy, validate_matrix
 from .._backend import device_of as _device
 from .._delegation import bincount, on_input_device
 from ..errors import InvalidInputError
-from ..ops.distance import _unit_rows
+from ..ops.distance import DistanceWalk
 from ..ops.limits import check_magnitude, check_working_memory
 from .internal import _distance_blocks, _label_codes, _prepare
 
@@ -46,25 +46,27 @@ def _check_n_labels(k: int, n: int) -> None:
         )
 
 
-def _validated(X: Any, labels: Any, metric: str) -> tuple[Any, Any, Any, int]:
-    """``(X, xp, codes, K)``: X validated (a square, non-negative, zero-diagonal matrix
-    for ``"precomputed"``), labels as int64 codes 0..K-1 on X's device."""
+def _validated(X: Any, labels: Any, metric: str) -> tuple[Any, Any, Any, int, float | None]:
+    """``(X, xp, codes, K, top)``: X validated (a square, non-negative, zero-diagonal matrix
+    for ``"precomputed"``), labels as int64 codes 0..K-1 on X's device, ``max |X|`` (None
+    for ``"precomputed"``)."""
     if metric not in _METRICS:
         raise InvalidInputError(f"metric must be one of {_METRICS}, got {metric!r}")
     X, xp = _prepare(X, metric)
     n = int(X.shape[0])
+    top = None
     if metric != "precomputed":
-        check_magnitude(None, X, xp, names=("X", "X"))  # squares that overflow: no distances
+        top = check_magnitude(None, X, xp, names=("X", "X"))  # squares that overflow: no distances
     if metric == "precomputed":
         diag = xp.take(xp.reshape(X, (-1,)), xp.arange(0, n * n, n + 1, device=_device(X)))
         atol = 100 * float(xp.finfo(X.dtype).eps)
         if bool(xp.any(xp.abs(diag) > atol)):
             raise InvalidInputError("the precomputed distance matrix X has non-zero entries on its diagonal")
     codes, K = _label_codes(labels, X, n)
-    return X, xp, codes, K
+    return X, xp, codes, K, top
 
 
-def _silhouette(X: Any, xp: Any, codes: Any, K: int, metric: str, working_memory: Any) -> Any:
+def _silhouette(X: Any, xp: Any, codes: Any, K: int, metric: str, working_memory: Any, top: Any = None) -> Any:
     """Silhouettes of the rows of X (codes may leave some of 0..K-1 empty)."""
     n = int(X.shape[0])
     dev = _device(X)
@@ -76,7 +78,7 @@ def _silhouette(X: Any, xp: Any, codes: Any, K: int, metric: str, working_memory
         sums = [(s, D @ onehot) for s, D in _distance_blocks(X, metric, wm, temps=_TEMPS)]
         S = xp.concat([xp.astype(b, xp.float64) for _, b in sums])
     else:
-        S = _cluster_sums(X, xp, onehot, metric, wm)
+        S = _cluster_sums(X, xp, onehot, metric, wm, top)
     cnt = xp.astype(counts, xp.float64)
     own = xp.astype(onehot, xp.float64)
     intra_sum = xp.sum(S * own, axis=1)
@@ -101,7 +103,7 @@ def _block_rows(n: int, d: int, itemsize: int, budget: int) -> int:
     return max(1, min(n, b))
 
 
-def _cluster_sums(X: Any, xp: Any, onehot: Any, metric: str, budget: int) -> Any:
+def _cluster_sums(X: Any, xp: Any, onehot: Any, metric: str, budget: int, top: float | None = None) -> Any:
     """(n, K) float64 sums of each row's distances to the members of each cluster, in tiles
     under ``budget`` bytes.
 
@@ -110,47 +112,36 @@ def _cluster_sums(X: Any, xp: Any, onehot: Any, metric: str, budget: int) -> Any
     rows J -- half the GEMMs and element-wise passes of a row-block walk. Rows are prepared
     block by block from views of X (no prepared copy of X, unlike the kNN engine, whose
     copy alone would exceed the budget on Fashion-MNIST); a tile's sums are taken in X's
-    dtype (b terms) and accumulated across tiles in float64.
+    dtype (b terms) and accumulated across tiles in float64. Each tile is one
+    :class:`gpuknn.ops.distance.DistanceWalk` tile: centred (euclidean family), scaled
+    (tiny data), with the entries its certified bound cannot vouch for recomputed exactly
+    -- the contract of :func:`gpuknn.pairwise_distances`.
     """
     n, d = int(X.shape[0]), int(X.shape[1])
     itemsize = 8 if X.dtype == xp.float64 else 4
-    rows = _block_rows(n, d, itemsize, budget)
+    rows = _block_rows(n, d + 1, itemsize, budget)
     starts = list(range(0, n, rows))
-    if metric in ("euclidean", "sqeuclidean"):
-        sq = xp.vecdot(X, X, axis=-1)
+    walk = DistanceWalk(X, metric, top)
+    walk.note_rows(X, rows)  # the largest reference norm, for the bounds' per-row screen
     parts = [
         xp.zeros((min(s + rows, n) - s, int(onehot.shape[1])), dtype=xp.float64, device=_device(X)) for s in starts
     ]
     for i, si in enumerate(starts):
         ei = min(si + rows, n)
-        A = _prepared(X[si:ei, :], metric, xp)
+        Xi = X[si:ei, :]
+        A = walk.prepare(Xi, "query")
         for j in range(i, len(starts)):
             sj = starts[j]
             ej = min(sj + rows, n)
-            B = A if j == i else _prepared(X[sj:ej, :], metric, xp)
-            G = A @ B.T
-            if metric in ("euclidean", "sqeuclidean"):
-                G = xp.clip(sq[si:ei, None] - 2.0 * G + sq[None, sj:ej], min=0.0)
-                if metric == "euclidean":
-                    G = xp.sqrt(G)
-            else:
-                G = xp.clip(1.0 - G, min=0.0, max=2.0)
-            if j == i:  # GEMM rounding leaves ~1e-8 on the diagonal; a distance to self is 0
-                r = xp.arange(ei - si, device=_device(X))
-                G = xp.where(r[:, None] == r[None, :], xp.zeros_like(G), G)
+            Xj = X[sj:ej, :]
+            B = walk.prepare(Xj, "reference")
+            # j == i: the block against itself, whose own column is exactly 0
+            G = walk.tile(A, B, B.rows.T, Xi, Xj, diagonal=0 if j == i else None)
+            del B
             parts[i] += xp.astype(G @ onehot[sj:ej, :], xp.float64)
             if j != i:
                 parts[j] += xp.astype(G.T @ onehot[si:ei, :], xp.float64)
     return parts[0] if len(parts) == 1 else xp.concat(parts)
-
-
-def _prepared(B: Any, metric: str, xp: Any) -> Any:
-    """Rows of a block ready for one GEMM: raw (euclidean family) or unit rows."""
-    if metric == "cosine":
-        return _unit_rows(B, xp)
-    if metric == "correlation":
-        return _unit_rows(B - xp.mean(B, axis=1, keepdims=True), xp, owned=True)
-    return B
 
 
 @on_input_device
@@ -169,7 +160,9 @@ def silhouette_samples(X: Any, labels: Any, *, metric: str = "euclidean", workin
         Cluster labels of any type (integers of any namespace, floats, host strings); the
         number of distinct labels must be between 2 and n − 1.
     metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "precomputed"}
-        As :func:`gpuknn.pairwise_distances` defines them.
+        As :func:`gpuknn.pairwise_distances` defines them, with its contract: centred
+        (an offset of the data costs no digits), a certified relative error with exact
+        recomputation of the entries the bound cannot vouch for, tiny data rescaled.
     working_memory : float, optional
         MiB (as in scikit-learn) for the distance tiles and the two blocks of X each tile
         prepares (default :func:`gpuknn._memory.default_working_memory`: 256 MiB on the
@@ -202,8 +195,8 @@ def silhouette_samples(X: Any, labels: Any, *, metric: str = "euclidean", workin
     >>> silhouette_samples(X, np.array(["a", "b", "b", "b"])).round(4)  # singleton: 0
     array([ 0.    , -0.75  ,  0.375 ,  0.4167])
     """
-    X, xp, codes, K = _validated(X, labels, metric)
-    return _silhouette(X, xp, codes, K, metric, working_memory)
+    X, xp, codes, K, top = _validated(X, labels, metric)
+    return _silhouette(X, xp, codes, K, metric, working_memory, top)
 
 
 @on_input_device
@@ -253,7 +246,7 @@ def silhouette_score(
     >>> s == silhouette_score(Y, np.repeat([0, 1], 50), sample_size=40, random_state=0)
     True
     """
-    X, xp, codes, K = _validated(X, labels, metric)
+    X, xp, codes, K, top = _validated(X, labels, metric)
     if sample_size is not None:
         m = check_int(sample_size, name="sample_size", low=1)
         n = int(X.shape[0])
@@ -263,7 +256,7 @@ def silhouette_score(
         if metric == "precomputed":
             X = xp.take(X, idx, axis=1)
         codes = xp.take(codes, idx)
-    return float(xp.mean(_silhouette(X, xp, codes, K, metric, working_memory)))
+    return float(xp.mean(_silhouette(X, xp, codes, K, metric, working_memory, top)))
 
 
 @on_input_device
