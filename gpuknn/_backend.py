@@ -207,12 +207,55 @@ _PLAIN_ARRAYS = (np.ndarray, np.memmap)
 
 
 def float_dtype(X: Any, xp: Any, dtype: Any = None) -> Any:
-    """The float dtype to compute in: ``dtype`` if given, X's own if floating, else float64."""
+    """The float dtype to compute in: ``dtype`` if given, X's own if float32 or float64,
+    float32 for half precision (float16, torch's bfloat16), else float64.
+
+    Half precision is computed in float32: its 11 (bfloat16: 8) significant bits cannot
+    hold squared norms or products, and its range ends at 65504 (issue 32). The results
+    are float32; an explicit ``dtype="float16"`` stays refused (:func:`_dtype_from`).
+    """
     if dtype is not None:
         return _dtype_from(dtype, xp)
     if xp.isdtype(X.dtype, "real floating"):
-        return X.dtype
+        return xp.float32 if int(xp.finfo(X.dtype).bits) < 32 else X.dtype
     return xp.float64
+
+
+# Integers beyond these are not all exact in the float dtype (its significand's bits + 1).
+_EXACT_INT = {"float32": 2**24, "float64": 2**53}
+
+
+def check_exact_integers(hi: int, lo: int, target: str, *, name: str) -> None:
+    """:class:`InvalidInputError` unless integers in ``[lo, hi]`` are all exact in the
+    float dtype ``target`` (``"float32"`` or ``"float64"``).
+
+    Integer input is converted to floats to be computed on; beyond ``2**53`` (float64) or
+    ``2**24`` (float32) neighbouring integers round to one float, and distances between
+    them silently become 0 or wrong (``2**64 - 11`` and its neighbours, issue 32).
+    """
+    limit = _EXACT_INT[target]
+    big = max(abs(int(hi)), abs(int(lo)))
+    if big > limit:
+        exp = limit.bit_length() - 1
+        raise InvalidInputError(
+            f"{name} holds integers up to {big} in magnitude; {target} (the dtype computed in) "
+            f"represents integers exactly only up to 2**{exp} = {limit}, so these would be "
+            f"rounded: subtract an offset first (e.g. {name} - {name}.min()), or pass floats if "
+            "the rounding is acceptable"
+        )
+
+
+def _check_integer_array(X: Any, xp: Any, target: Any, *, name: str) -> None:
+    """:func:`check_exact_integers` of an integer array ``X`` about to become ``target``:
+    one min/max reduction, and only for integer dtypes wider than the target's significand
+    (int32 and smaller into float64 never need it; float input costs nothing)."""
+    tname = "float32" if target == xp.float32 else "float64"
+    info = xp.iinfo(X.dtype)
+    magnitude_bits = int(info.bits) - (1 if int(info.min) < 0 else 0)
+    if 2**magnitude_bits <= _EXACT_INT[tname] or not math.prod(X.shape):
+        return
+    hi, lo = (int(v) for v in to_numpy(xp.stack([xp.max(X), xp.min(X)])).tolist())
+    check_exact_integers(hi, lo, tname, name=name)
 
 
 def _dtype_from(dtype: Any, xp: Any) -> Any:
@@ -271,6 +314,11 @@ def host_array(X: Any, *, name: str = "X") -> np.ndarray:
     except (TypeError, ValueError) as exc:  # ragged lists, odd objects
         raise InvalidInputError(f"{name} cannot be read as an array: {exc}") from None
     if a.dtype.kind == "O":
+        # Python ints beyond the int64/uint64 range make an object array, whose conversion
+        # to float64 would round them silently.
+        ints = [int(v) for v in a.flat if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))]
+        if ints:
+            check_exact_integers(max(ints), min(ints), "float64", name=name)
         try:
             a = a.astype(np.float64)
         except (TypeError, ValueError) as exc:
@@ -328,6 +376,8 @@ def validate_matrix(
     if not (xp.isdtype(X.dtype, "numeric") or xp.isdtype(X.dtype, "bool")):
         raise InvalidInputError(f"{name} must be numeric, got dtype {X.dtype}")
     target = float_dtype(X, xp, dtype)
+    if xp.isdtype(X.dtype, "integral"):
+        _check_integer_array(X, xp, target, name=name)
     if X.dtype != target:
         X = xp.astype(X, target)
     if check_finite:

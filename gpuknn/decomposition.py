@@ -36,6 +36,7 @@ from ._backend import (
     check_int,
     device_of,
     from_numpy,
+    max_abs,
     to_numpy,
     validate_matrix,
 )
@@ -45,6 +46,7 @@ from .linalg.block import block_eigh
 from .linalg.covariance import covariance_and_mean
 from .linalg.deflation import deflated_power_method
 from .linalg.eigh import eigh
+from .ops.limits import underflow_scale
 
 __all__ = ["PCA"]
 
@@ -192,8 +194,18 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise InvalidInputError(
                 f"PCA needs at least 2 samples, got n_samples = {n_samples} (X of shape {tuple(X.shape)})"
             )
-        C64, mean = covariance_and_mean(X)
-        return self._fit_covariance(C64, mean, n_samples, n_features, X.dtype)
+        # Tiny data: the covariance's products underflow (X * 1e-170 gave unit axes and
+        # ratios of 0, issue 32). X times a power of two (exact) brings them into range;
+        # the scale-free results (components, ratios) stay, the others are scaled back.
+        scale = underflow_scale(max_abs(X, xp), X.dtype, xp)
+        C64, mean = covariance_and_mean(X if scale == 1.0 else X * scale)
+        self._fit_covariance(C64, mean, n_samples, n_features, X.dtype)
+        if scale != 1.0:
+            self.mean_ = self.mean_ / scale
+            # in two steps: scale**2 may overflow; a variance below the dtype's range is 0
+            self.explained_variance_ = self.explained_variance_ / scale / scale
+            self.singular_values_ = self.singular_values_ / scale
+        return self
 
     def _fit_covariance(self, C64: Any, mean: Any, n_samples: int, n_features: int, dtype: Any) -> PCA:
         """The fit from the float64 covariance and mean (shared with the Dask fit)."""

@@ -18,7 +18,17 @@ from .._backend import array_namespace, device_of, from_numpy
 from .._delegation import on_input_device
 from ..errors import ConvergenceWarning
 from .eigh import EigenResult, check_n_components, fix_signs, residual_norms, validate_symmetric
-from .power import _check_options, _iterate, _prescale, _random_unit, _rayleigh, _use_powers, times_pow2
+from .power import (
+    RESIDUAL_FACTOR,
+    _check_options,
+    _iterate,
+    _prescale,
+    _random_unit,
+    _rayleigh,
+    _use_powers,
+    residual_ok,
+    times_pow2,
+)
 from .power_steps import exponent_limit, normalize
 
 __all__ = ["deflated_power_method"]
@@ -70,8 +80,9 @@ def deflated_power_method(
         from one generator seeded by ``random_state``.
     warm_start : bool, default False
         Start eigenpair ``j + 1`` from the last step difference of eigenpair ``j``, which
-        is dominated by the next eigenvector (the seed algorithm starts at random). Cuts
-        iterations on data with slowly decaying spectra.
+        is dominated by the next eigenvector, plus half a random unit vector (the seed
+        algorithm starts at random; the difference alone misses the rest of a repeated
+        eigenvalue's eigenspace). Cuts iterations on data with slowly decaying spectra.
     callback : callable, optional
         Called after each block with ``{"component", "iteration", "n_active"}``.
 
@@ -85,7 +96,9 @@ def deflated_power_method(
     Warns
     -----
     ConvergenceWarning
-        Some eigenpair reached ``max_iter``.
+        Some eigenpair reached ``max_iter``, or met ``tol`` on its iterates but not the
+        residual test (:func:`~gpuknn.linalg.power.residual_ok`): it is reported as not
+        converged.
 
     Notes
     -----
@@ -118,7 +131,13 @@ def deflated_power_method(
     for j in range(p):
         V0 = _random_unit(rng, m, n, xp, C.dtype, dev)
         if warm_start and D is not None:
-            V0 = normalize(D, V0, xp)
+            # The step difference alone is no start: with a repeated eigenvalue the iterates'
+            # components in its eigenspace keep their ratio, so D is orthogonal to the rest of
+            # that eigenspace -- the next run started from it stayed there and returned the
+            # next smaller eigenvalue as "converged" ([3, 1] for diag(3, 3, 1), issue 32).
+            # Half a random unit vector restores a start with components everywhere (almost
+            # surely) and keeps most of the warm start (D's direction dominates).
+            V0 = normalize(normalize(D, V0, xp) + V0, V0, xp)
         # growth: each eigenpair's run starts from the last one's |lambda| (its successor's is
         # at most that), so only the first run needs a careful first block; the working
         # matrix is divided by 2^round(growth) with each deflation (eigenvalue found -> ~1)
@@ -159,8 +178,19 @@ def deflated_power_method(
             stacklevel=2,
         )
     # against the caller's C, computed on its scaled copy (the same numbers times 2^e0)
-    res = times_pow2(residual_norms(C3s, V, times_pow2(lam, e0, xp), xp), -e0, xp) if e0.any() else None
-    res = residual_norms(C3, V, lam, xp) if res is None else res
+    res_s = residual_norms(C3s, V, times_pow2(lam, e0, xp), xp) if e0.any() else residual_norms(C3, V, lam, xp)
+    res = times_pow2(res_s, -e0, xp) if e0.any() else res_s
+    verified = residual_ok(C3s if e0.any() else C3, res_s, tol, xp)
+    if (conv & ~verified).any():
+        bad = np.nonzero((conv & ~verified).any(axis=0))[0].tolist()
+        warnings.warn(
+            f"deflated power method: eigenpair(s) {bad} met tol={tol:g} on their iterates but "
+            f"their residuals ||C v - lambda v|| exceed {RESIDUAL_FACTOR:g} sqrt(n) tol ||C||_F "
+            "(stagnation or error carried over from earlier deflations); reported as not converged",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    conv = conv & verified
     if not batch:
         return EigenResult(lam[0, :], V[0, ...], n_iter[0], conv[0], res[0, :])
     return EigenResult(

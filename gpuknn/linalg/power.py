@@ -28,6 +28,7 @@ per-step normalisation, or matrix powers for tiny ``n``) is in
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ import numpy as np
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._delegation import on_input_device
 from ..errors import ConvergenceWarning, InvalidInputError
-from .eigh import validate_symmetric
+from .eigh import residual_norms, validate_symmetric
 from .power_steps import (
     FIRST_BLOCK,
     careful_steps,
@@ -245,6 +246,30 @@ def times_pow2(X: Any, e: np.ndarray, xp: Any) -> Any:
     return xp.astype(xp.astype(X, xp.float64) * f, X.dtype)
 
 
+# A converged pair's residual is at most ||B v|| ||v_t - v_{t-1}||_2 <= ||B|| sqrt(n) tol (the
+# Rayleigh quotient minimises ||B v - mu v||); twice that, plus rounding, is the bound.
+RESIDUAL_FACTOR = 2.0
+
+
+def residual_ok(B: Any, res: Any, tol: float, xp: Any) -> np.ndarray:
+    """Host mask (m, p) of the residuals ``res`` (m, p) of a stack ``B`` (m, n, n) that
+    verify convergence: ``res <= (RESIDUAL_FACTOR tol + 16 eps) sqrt(n) ||B||_F``.
+
+    The stopping test watches the iterates' change only, which stalls as well as converges
+    (a start nearly orthogonal to the eigenvector, an eigenvalue cluster, error carried over
+    from earlier deflations); the residual is what "converged" promises. One host transfer.
+    """
+    n = B.shape[-1]
+    eps = float(xp.finfo(B.dtype).eps)
+    B64 = xp.astype(B, xp.float64)
+    big = xp.max(xp.abs(B64), axis=(-2, -1))
+    unit = B64 / xp.where(big > 0, big, xp.ones_like(big))[:, None, None]
+    norm = big * xp.sqrt(xp.sum(unit * unit, axis=(-2, -1)))  # no square under- or overflows
+    h = to_numpy(xp.concat([norm[:, None], xp.astype(res, xp.float64)], axis=1))
+    bound = (RESIDUAL_FACTOR * tol + 16 * eps) * math.sqrt(n) * h[:, :1]
+    return h[:, 1:] <= bound
+
+
 def _rayleigh(B: Any, V: Any, xp: Any) -> Any:
     BV = xp.matmul(B, V[..., None])[..., 0]
     return xp.sum(V * BV, axis=-1) / xp.sum(V * V, axis=-1)
@@ -311,7 +336,9 @@ def power_method(
     Warns
     -----
     ConvergenceWarning
-        Some matrix reached ``max_iter`` (its ``converged`` is False).
+        Some matrix reached ``max_iter``, or met ``tol`` on its iterates while its residual
+        ``||B v - lambda v||`` exceeds :func:`residual_ok`'s bound (its ``converged`` is
+        False either way).
 
     Notes
     -----
@@ -346,6 +373,7 @@ def power_method(
         callback=callback,
     )
     lam = _rayleigh(B3, V, xp)
+    verified = residual_ok(B3, residual_norms(B3, V[..., None], lam[..., None], xp), tol, xp)[:, 0]
     if e0.any():  # back to the caller's scale
         lam = times_pow2(lam, -e0, xp)
     if not conv.all():
@@ -355,6 +383,15 @@ def power_method(
             ConvergenceWarning,
             stacklevel=2,
         )
+    if (conv & ~verified).any():
+        warnings.warn(
+            f"power method: {int((conv & ~verified).sum())} of {m} matrices met tol={tol:g} on "
+            f"their iterates but their residuals ||B v - lambda v|| exceed {RESIDUAL_FACTOR:g} "
+            "sqrt(n) tol ||B||_F (the iteration stagnated); reported as not converged",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    conv = conv & verified
     if not batch:
         return PowerResult(lam[0], V[0, :], int(n_iter[0]), bool(conv[0]))
     return PowerResult(

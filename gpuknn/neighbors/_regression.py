@@ -285,4 +285,8 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
         qi, rj, d = radius_pairs_kdtree(Xb, self._tree, radius, self.metric)
         n = Xb.shape[0]
         w = to_numpy(self._weights(d, compat_numpy, rows=qi, n_rows=n))
-        return np.stack([np.bincount(qi, weights=w * Y1[rj, j], minlength=n) for j in range(Y1.shape[1])], axis=1)
+        # float64 always: NumPy's bincount of no pairs (no query with a neighbour) is int64
+        # whatever the weights, and NaN cast to it became -9.2e18 instead of the NaN of an
+        # empty neighbourhood (issue 32).
+        sums = [np.bincount(qi, weights=w * Y1[rj, j], minlength=n).astype(np.float64) for j in range(Y1.shape[1])]
+        return np.stack(sums, axis=1)

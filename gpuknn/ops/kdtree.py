@@ -28,7 +28,7 @@ from .._backend import array_namespace, is_numpy_namespace, to_numpy
 from .._delegation import sqdist64
 from ..errors import InvalidInputError
 from .kneighbors import Neighbors, PreparedReference, search, search_validated
-from .limits import check_magnitude, check_values, check_working_memory
+from .limits import check_magnitude, check_values, check_working_memory, underflow_scale
 
 __all__ = ["KD_TREE_MAX_DIM", "ALGORITHMS", "resolve_algorithm", "kdtree_kneighbors", "neighbors"]
 
@@ -176,7 +176,11 @@ def neighbors(
             return search_validated(Q, R, k, magnitude=magnitude, working_memory=wm)
         return search(Q, R, k, metric=metric, working_memory=working_memory, names=names)
     if magnitude is None:
-        check_magnitude(Q, data, xp, names=names)  # cKDTree would return garbage indices
+        magnitude = check_magnitude(Q, data, xp, names=names)  # cKDTree would return garbage indices
+    if underflow_scale(magnitude, np.float64, np) != 1.0:
+        # Squared distances of data this tiny underflow in the tree's float64 (every pair
+        # tied at 0, issue 32): the brute engine rescales them exactly and scales back.
+        return search(Q, data, k, metric=metric, working_memory=working_memory, names=names)
     sq, i = kdtree_kneighbors(Q, data, k, metric=metric, tree=tree, squared=True)
     keys = -sq
     dist = np.sqrt(sq) if metric == "euclidean" else sq

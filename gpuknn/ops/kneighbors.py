@@ -35,7 +35,14 @@ from .certify import reference_bound
 from .distance import check_metric, validate_pair
 from .exact import distance_interval, exact_keys, keys_to_distances
 from .groups import rerank_groups
-from .limits import check_magnitude, check_values, check_working_memory, raise_to_minimum, warn_many_tiles
+from .limits import (
+    check_magnitude,
+    check_values,
+    check_working_memory,
+    raise_to_minimum,
+    underflow_scale,
+    warn_many_tiles,
+)
 from .rerank import rerank
 from .rerank import second_pass as _second_pass  # a module global: tests count its calls
 from .rows import replace_rows
@@ -217,7 +224,13 @@ class Neighbors(NamedTuple):
     metric : str
     dtype : the queries' dtype (that of :meth:`output_distances`)
     refine : callable(rows) -> float64 array (len(rows), k)
-        The exact distances of the given rows' neighbours, ascending (rank by rank).
+        The exact distances of the given rows' neighbours, ascending (rank by rank), in
+        the caller's units.
+    scale : float, default 1.0
+        The power of two the search multiplied both inputs by (tiny data whose squares
+        would underflow: :func:`gpuknn.ops.limits.underflow_scale`); ``keys`` and ``err``
+        are in those units, :attr:`distances`, :meth:`output_distances` and
+        :meth:`vote_args` in the caller's.
     """
 
     keys: Any
@@ -226,11 +239,12 @@ class Neighbors(NamedTuple):
     metric: str
     dtype: Any
     refine: Any
+    scale: float = 1.0
 
     @property
     def distances(self) -> Any:
-        """Float64 distances of the keys."""
-        return keys_to_distances(self.keys, self.metric)
+        """Float64 distances of the keys, in the caller's units."""
+        return unscale_distances(keys_to_distances(self.keys, self.metric), self.metric, self.scale)
 
     def output_distances(self) -> Any:
         """Distances in the queries' dtype, as :func:`kneighbors` returns them."""
@@ -242,8 +256,21 @@ class Neighbors(NamedTuple):
         xp = array_namespace(self.keys)
         bounds = None
         if bool(xp.any(self.err > 0)):
-            bounds = distance_interval(self.keys, self.err, self.metric)
+            bounds = tuple(
+                unscale_distances(b, self.metric, self.scale)
+                for b in distance_interval(self.keys, self.err, self.metric)
+            )
         return {"distances": self.distances, "bounds": bounds, "refine": self.refine}
+
+
+def unscale_distances(d: Any, metric: str, scale: float) -> Any:
+    """Distances ``d`` of inputs multiplied by ``scale`` back in the inputs' own units:
+    euclidean ``d / s``, sqeuclidean and inner ``d / s / s`` (two steps: ``s**2`` may
+    overflow), cosine and correlation unchanged (scale invariant)."""
+    if scale == 1.0 or metric in ("cosine", "correlation"):
+        return d
+    d = d / scale
+    return d if metric == "euclidean" else d / scale
 
 
 def search(
@@ -288,15 +315,24 @@ def search_validated(
         ref = ref.reference
     xp = array_namespace(Q)
     metric = ref.metric
+    scale = underflow_scale(magnitude, Q.dtype, xp)
+    if scale != 1.0:
+        # Tiny data (squares below the normal range: cosine of rows of 1e-300 saw zero rows,
+        # euclidean distances all tied, issue 32): both inputs times the same power of two
+        # (exact), distances scaled back. Copies, and a reference prepared for this search
+        # only, where the data need it.
+        Q, ref = Q * scale, Reference(ref.data * scale, metric, keep_rows=False, prep_bytes=None)
+        magnitude *= scale
     keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude, labels=labels)
 
     def refine(rows: Any) -> Any:
         exact = exact_keys(xp.take(Q, rows, axis=0), ref.data, xp.take(idx, rows, axis=0), metric, ref.stats)
         # Sorted: with labels, a one-label group may be listed in tile order, and the
         # distance of rank j is what a vote at rank j needs.
-        return keys_to_distances(xp.sort(exact, axis=1, descending=True), metric)
+        d = keys_to_distances(xp.sort(exact, axis=1, descending=True), metric)
+        return unscale_distances(d, metric, scale)
 
-    return Neighbors(keys, idx, err, metric, Q.dtype, refine)
+    return Neighbors(keys, idx, err, metric, Q.dtype, refine, scale)
 
 
 def resolve_inputs(

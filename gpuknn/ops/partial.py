@@ -50,12 +50,17 @@ class PartialNeighbors(NamedTuple):
     metric : str
     dtype : dtype
         The queries' dtype, which :func:`finalize_partial` gives the distances.
+    shards : tuple of (start, stop)
+        The global reference index ranges searched so far (sorted, half-open): what
+        :func:`merge_partial` checks for overlap. Empty when unknown (a result built by
+        hand), where the merge checks the listed indices instead.
     """
 
     keys: Any
     indices: Any
     metric: str
     dtype: Any
+    shards: tuple = ()
 
 
 @on_input_device
@@ -110,7 +115,51 @@ def kneighbors_partial(
         dev, n = device_of(keys), keys.shape[0]
         keys = xp.concat([keys, xp.full((n, k - kk), -math.inf, dtype=keys.dtype, device=dev)], axis=1)
         idx = xp.concat([idx, xp.full((n, k - kk), -1, dtype=idx.dtype, device=dev)], axis=1)
-    return PartialNeighbors(keys, idx, metric, Q.dtype)
+    return PartialNeighbors(keys, idx, metric, Q.dtype, ((offset, offset + int(ref.shape[0])),))
+
+
+def _shard_names(shards: tuple) -> str:
+    return ", ".join(f"[{a}, {b})" for a, b in shards)
+
+
+def _check_disjoint(a: PartialNeighbors, b: PartialNeighbors, xp: Any) -> None:
+    """:class:`InvalidInputError` when ``a`` and ``b`` searched a common reference: their
+    index ranges overlap, or (ranges unknown) a query lists one index in both."""
+    if a.shards and b.shards:
+        both = [(ra, rb) for ra in a.shards for rb in b.shards if ra[0] < rb[1] and rb[0] < ra[1]]
+        if both:
+            ra, rb = both[0]
+            raise InvalidInputError(
+                f"cannot merge partial results of overlapping shards: the first covers reference "
+                f"indices {_shard_names(a.shards)}, the second {_shard_names(b.shards)} (both hold "
+                f"[{max(ra[0], rb[0])}, {min(ra[1], rb[1])})); shards must not overlap, or their "
+                "common references would be listed twice"
+            )
+        return
+    # A query's lists hold distinct indices each, so an index in both is a duplicate: one
+    # sort of the (n, 2k) indices finds it.
+    idx = xp.sort(xp.concat([a.indices, b.indices], axis=1), axis=1)
+    dup = (idx[:, 1:] == idx[:, :-1]) & (idx[:, 1:] >= 0)
+    if bool(xp.any(dup)):
+        row = int(xp.nonzero(xp.any(dup, axis=1))[0][0])
+        col = int(xp.nonzero(dup[row, :])[0][0])
+        raise InvalidInputError(
+            f"cannot merge partial results that share references: query {row} lists reference "
+            f"{int(idx[row, col + 1])} in both; shards must not overlap"
+        )
+
+
+def _union(a: tuple, b: tuple) -> tuple:
+    """Sorted union of two disjoint lists of ranges, adjacent ranges joined; () if unknown."""
+    if not (a and b):
+        return ()
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(a + b):
+        if out and out[-1][1] == lo:
+            out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return tuple(out)
 
 
 @on_input_device
@@ -119,6 +168,13 @@ def merge_partial(a: PartialNeighbors, b: PartialNeighbors) -> PartialNeighbors:
 
     Associative and commutative: any order or tree of merges over disjoint shards gives
     the same lists, equal to the single search's. O(n k log k).
+
+    Raises
+    ------
+    InvalidInputError
+        Different metrics or shapes, or overlapping shards (their index ranges, from
+        :attr:`PartialNeighbors.shards`; for results without ranges, an index listed by
+        both), which would list the common references twice.
 
     Examples
     --------
@@ -136,9 +192,10 @@ def merge_partial(a: PartialNeighbors, b: PartialNeighbors) -> PartialNeighbors:
             "(same queries and k expected)"
         )
     xp = array_namespace(a.keys, b.keys)
+    _check_disjoint(a, b, xp)
     k = a.keys.shape[1]
     keys, idx = merge_topk(xp.concat([a.keys, b.keys], axis=1), xp.concat([a.indices, b.indices], axis=1), k)
-    return PartialNeighbors(keys, idx, a.metric, a.dtype)
+    return PartialNeighbors(keys, idx, a.metric, a.dtype, _union(a.shards, b.shards))
 
 
 @on_input_device
