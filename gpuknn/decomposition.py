@@ -48,6 +48,10 @@ from .linalg.deflation import deflated_power_method
 from .linalg.eigh import eigh
 from .ops.limits import underflow_scale
 
+#: Float64 moments below this lost their precision to underflow (2**54 times the smallest
+#: normal): the Dask fit then rescales its data.
+_MOMENT_UNDERFLOW = 2.0**-968
+
 __all__ = ["PCA"]
 
 _SOLVERS = ("eigh", "deflation", "block")
@@ -185,7 +189,20 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
             if hasattr(self, "feature_names_in_"):  # a dask array has no column names
                 del self.feature_names_in_
-            return self._fit_covariance(*pca_moments(X, dtype=self.dtype))
+            moments = pca_moments(X, dtype=self.dtype)
+            C64 = moments[0]
+            cxp = array_namespace(C64)
+            scale = 1.0
+            # The float64 moments of tiny data underflow (float32 data cannot: their products
+            # are formed in float64). Only then one more pass, for max |X|, and the moments of
+            # X times a power of two.
+            if float(cxp.max(cxp.abs(C64))) < _MOMENT_UNDERFLOW:
+                scale = underflow_scale(float(abs(X).max().compute()), np.float64, np)
+                if scale != 1.0:
+                    moments = pca_moments(X * scale, dtype=self.dtype)
+            self._fit_covariance(*moments)
+            self._unscale(scale)
+            return self
         xp = array_namespace(X)
         # the finite check comes with the covariance's column sums and Gram diagonal
         X = validate_data(self, X, reset=True, xp=xp, dtype=self.dtype, check_finite=False)
@@ -200,12 +217,17 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         scale = underflow_scale(max_abs(X, xp), X.dtype, xp)
         C64, mean = covariance_and_mean(X if scale == 1.0 else X * scale)
         self._fit_covariance(C64, mean, n_samples, n_features, X.dtype)
+        self._unscale(scale)
+        return self
+
+    def _unscale(self, scale: float) -> None:
+        """Attributes of a fit on X times ``scale`` back in X's units (components and
+        ratios are scale free)."""
         if scale != 1.0:
             self.mean_ = self.mean_ / scale
             # in two steps: scale**2 may overflow; a variance below the dtype's range is 0
             self.explained_variance_ = self.explained_variance_ / scale / scale
             self.singular_values_ = self.singular_values_ / scale
-        return self
 
     def _fit_covariance(self, C64: Any, mean: Any, n_samples: int, n_features: int, dtype: Any) -> PCA:
         """The fit from the float64 covariance and mean (shared with the Dask fit)."""

@@ -18,6 +18,7 @@ from gpuknn.neighbors import (
     KNeighborsClassifier,
     KNeighborsRegressor,
     NearestNeighbors,
+    RadiusNeighborsClassifier,
     RadiusNeighborsRegressor,
 )
 from gpuknn.ops.partial import PartialNeighbors
@@ -211,6 +212,49 @@ def test_estimators_on_tiny_data(backend, algorithm):
     assert_xp(clf.predict(backend.asarray(Q * 1e-300)), host(ref.predict(backend.asarray(Q))), backend)
 
 
+@pytest.mark.parametrize("algorithm", ["brute", "kd_tree"])
+@pytest.mark.parametrize(
+    "metric,tiny", [("euclidean", 1e-300), ("euclidean", 1e-170), ("sqeuclidean", 1e-150), ("cosine", 1e-300)]
+)
+def test_radius_search_of_tiny_data(backend, algorithm, metric, tiny):
+    """Radius neighbours, votes and means of tiny data equal those of the unscaled data
+    (radius scaled alike): squared distances that underflowed put every pair inside."""
+    if algorithm == "kd_tree" and (backend.name != "numpy" or metric == "cosine"):
+        pytest.skip("kd_tree: NumPy, euclidean family only")
+    from sklearn.neighbors import NearestNeighbors as Sk
+
+    rng = np.random.default_rng(5)
+    X, Q = rng.normal(size=(40, 3)), rng.normal(size=(6, 3))
+    y, t = (X[:, 0] > 0).astype(int), X[:, 1]
+    r = 1.44 if metric == "sqeuclidean" else 1.2
+    unit = {"euclidean": tiny, "sqeuclidean": tiny * tiny, "cosine": 1.0}[metric]
+    d0, i0 = Sk(radius=r, metric=metric, algorithm="brute").fit(X).radius_neighbors(Q, sort_results=True)
+    kw = dict(radius=r * unit, metric=metric, algorithm=algorithm)
+    d, i = (
+        NearestNeighbors(**kw)
+        .fit(backend.asarray(X * tiny))
+        .radius_neighbors(backend.asarray(Q * tiny), sort_results=True)
+    )
+    assert sum(len(a) for a in i0) > 6  # the radius holds neighbours: the test can see a difference
+    for a, b, da, db in zip(i, i0, d, d0):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(da / unit, db, rtol=1e-9)
+    for weights in ("uniform", "distance"):
+        clf = RadiusNeighborsClassifier(weights=weights, outlier_label=-1, **kw).fit(backend.asarray(X * tiny), y)
+        ref = RadiusNeighborsClassifier(weights=weights, outlier_label=-1, radius=r, metric=metric).fit(
+            backend.asarray(X), y
+        )
+        np.testing.assert_allclose(
+            host(clf.predict_proba(backend.asarray(Q * tiny))), host(ref.predict_proba(backend.asarray(Q))), rtol=1e-9
+        )
+        reg = RadiusNeighborsRegressor(weights=weights, **kw).fit(backend.asarray(X * tiny), t)
+        ref = RadiusNeighborsRegressor(weights=weights, radius=r, metric=metric).fit(backend.asarray(X), t)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EmptyNeighborhoodWarning)
+            got, want = host(reg.predict(backend.asarray(Q * tiny))), host(ref.predict(backend.asarray(Q)))
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
 @pytest.mark.parametrize("solver", ["eigh", "block", "deflation"])
 @pytest.mark.parametrize("dtype,tiny", [(np.float64, 1e-170), (np.float64, 1e-150), (np.float32, 1e-25)])
 def test_pca_of_tiny_data(backend, solver, dtype, tiny):
@@ -237,6 +281,40 @@ def test_pca_of_tiny_data(backend, solver, dtype, tiny):
 
 
 # ------------------------------------------------------------ 4. overlapping shards
+
+
+def test_partial_search_of_tiny_data_is_refused(backend):
+    """A shard cannot rescale tiny data (the others' magnitudes are unknown): refused, the
+    same data scaled by a power of two give gpuknn.kneighbors' answer."""
+    rng = np.random.default_rng(6)
+    R, Q = rng.normal(size=(20, 3)), rng.normal(size=(4, 3))
+    with pytest.raises(InvalidInputError, match="underflow.*power of two"):
+        kneighbors_partial(backend.asarray(Q * 1e-300), backend.asarray(R * 1e-300), 3)
+    s = 2.0**-990  # tiny, but squares of its rows stay normal after a factor of 2**600
+    parts = [
+        kneighbors_partial(backend.asarray(Q * s * 2.0**600), backend.asarray(R[a:b] * s * 2.0**600), 3, offset=a)
+        for a, b in ((0, 7), (7, 20))
+    ]
+    _, idx = finalize_partial(merge_partial(*parts))
+    _, want = kneighbors(backend.asarray(Q * s), backend.asarray(R * s), 3)
+    assert_xp(idx, host(want), backend)
+
+
+def test_dask_pca_of_tiny_data():
+    """The Dask fit's float64 moments of tiny data underflowed: rescaled like the in-memory fit."""
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X = np.random.default_rng(1).normal(size=(400, 5)) * np.array([5.0, 3, 2, 1, 0.5])
+    ref = PCA(2).fit(X)
+    with dask.config.set(scheduler="synchronous"):
+        for tiny in (1e-150, 1e-300):
+            p = PCA(2).fit(da.from_array(X * tiny, chunks=100))
+            np.testing.assert_allclose(p.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=1e-10)
+            np.testing.assert_allclose(np.abs(p.components_), np.abs(ref.components_), rtol=1e-8)
+            np.testing.assert_allclose(p.mean_ / tiny, ref.mean_, rtol=1e-10)
+            if tiny == 1e-150:  # 1e-300's variances lie below float64's range: 0 is right
+                np.testing.assert_allclose(p.explained_variance_ / tiny / tiny, ref.explained_variance_, rtol=1e-10)
 
 
 def test_merge_partial_refuses_overlapping_shards(backend):

@@ -32,7 +32,7 @@ from ..ops.distance import check_metric
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
 from ..ops.kneighbors import PreparedReference, drop_self
 from ..ops.limits import check_working_memory
-from ..ops.radius import check_radius, radius_pairs, radius_pairs_kdtree, radius_rows, ragged
+from ..ops.radius import check_radius, radius_pairs, radius_pairs_kdtree, radius_rows, ragged, rescaled
 from . import _dask  # dask's own modules load only when it runs (distributed._dask)
 
 __all__ = ["NeighborsBase", "KNeighborsMixin", "RadiusNeighborsMixin", "NeighborsClassifierMixin"]
@@ -276,15 +276,19 @@ class RadiusNeighborsMixin:
             )
         radius = check_radius(self.radius if radius is None else radius)
         train = X is None
-        X, xp, _ = self._query(X)
+        X, xp, mag = self._query(X)
         with device_scope(self._fit_X):  # X=None names no device: the fitted data's
             n, dev = int(X.shape[0]), device_of(X)
             wm = check_working_memory(self.working_memory, xp, device_of(X))
             rows = radius_rows(n, self.n_samples_fit_, wm)
+            tiny = rescaled(X, self._fit_X, self.metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
             parts = []
             for b0 in range(0, n, rows):
                 Xb = X[b0 : min(b0 + rows, n), :]
-                if self._ref is not None:
+                if tiny is not None:  # squares that underflow: the brute engine, scaled
+                    r, c, d = radius_pairs(tiny.X[b0 : min(b0 + rows, n), :], tiny.ref, tiny.radius, budget=wm)
+                    d = tiny.distances(d, self.metric)
+                elif self._ref is not None:
                     r, c, d = radius_pairs(Xb, self._ref.reference, radius, budget=wm)
                 else:
                     r, c, d = radius_pairs_kdtree(Xb, self._tree, radius, self.metric, dtype=Xb.dtype)

@@ -14,7 +14,7 @@ from .._backend import array_namespace, compat_numpy, device_of, from_numpy, to_
 from ..base import check_query, uses_dask
 from ..errors import InvalidInputError
 from ..ops.limits import check_working_memory
-from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_votes
+from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_votes, rescaled
 from ..ops.votes import count_votes, exact_winner, predict_votes
 from ..ops.weights import check_weights, distance_weights
 from . import _dask
@@ -225,12 +225,18 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
 
     def _votes(self, X: Any) -> tuple[Any, Any, Any]:
         """Vote totals (n, n_classes), exact winners (n,; -1 for outliers) and the namespace."""
-        X, xp = check_query(self, X)
+        X, xp, mag = check_query(self, X, return_magnitude=True)
         radius = float(self.radius)
-        if self._fit_method == "kd_tree":
+        tiny = rescaled(X, self._fit_X, self.metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
+        if self._fit_method == "kd_tree" and tiny is None:
             counts, winners = self._votes_kdtree(X, radius)
             return counts, winners, xp
         rows = radius_rows(X.shape[0], self.n_samples_fit_, check_working_memory(self.working_memory, xp))
+        if tiny is not None:  # squares that underflow: scaled (distance totals scaled back)
+            counts, winners = radius_votes(
+                tiny.X, tiny.ref, self._onehot, tiny.radius, self.weights, rows_per_block=rows
+            )
+            return (counts * tiny.scale if self.weights == "distance" else counts), winners, xp
         counts, winners = radius_votes(X, self._ref.reference, self._onehot, radius, self.weights, rows_per_block=rows)
         return counts, winners, xp
 

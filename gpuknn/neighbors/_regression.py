@@ -32,7 +32,7 @@ from .._backend import (
 from ..base import check_query, uses_dask
 from ..errors import EmptyNeighborhoodWarning, InvalidInputError
 from ..ops.limits import check_working_memory
-from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_tile
+from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_tile, rescaled
 from ..ops.weights import call_weights, check_weights, distance_weights, finish_mean, neighbour_mean
 from . import _dask
 from ._base import KNeighborsMixin, NeighborsBase, RadiusNeighborsMixin
@@ -252,16 +252,20 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
         """Weighted mean target of each query's neighbours within the radius, (n_queries,) or
         (n_queries, n_outputs); NaN (and an :class:`EmptyNeighborhoodWarning`) for a query
         without any."""
-        X, xp = check_query(self, X)
+        X, xp, mag = check_query(self, X, return_magnitude=True)
         Y = self._targets(xp)
         ones = xp.ones((Y.shape[0], 1), dtype=xp.float64, device=device_of(Y))
         Y1 = xp.concat([Y, ones], axis=1)  # one GEMM gives the weighted sums and the total weight
         radius = float(self.radius)
         rows = radius_rows(X.shape[0], self.n_samples_fit_, check_working_memory(self.working_memory, xp))
+        tiny = rescaled(X, self._fit_X, self.metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
         parts = []
         for b0 in range(0, X.shape[0], rows):
             Xb = X[b0 : min(b0 + rows, X.shape[0]), :]
-            if self._fit_method == "kd_tree":
+            if tiny is not None:  # squares that underflow: scaled, the weights of true distances
+                t = radius_tile(tiny.X[b0 : min(b0 + rows, X.shape[0]), :], tiny.ref, tiny.radius)
+                parts.append(self._weights(tiny.distances(t.dist, self.metric), xp, member=t.inside) @ Y1)
+            elif self._fit_method == "kd_tree":
                 parts.append(self._sums_kdtree(Xb, to_numpy(Y1), radius))
             else:
                 t = radius_tile(Xb, self._ref.reference, radius)

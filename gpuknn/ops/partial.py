@@ -32,7 +32,7 @@ from ..errors import InvalidInputError
 from .distance import check_metric
 from .exact import keys_to_distances
 from .kneighbors import kneighbors_keys, resolve_inputs
-from .limits import check_working_memory
+from .limits import check_working_memory, underflow_scale
 from .topk import merge_topk
 
 __all__ = ["PartialNeighbors", "kneighbors_partial", "merge_partial", "finalize_partial"]
@@ -91,6 +91,12 @@ def kneighbors_partial(
     -------
     PartialNeighbors
 
+    Raises
+    ------
+    InvalidInputError
+        Bad input (as :func:`gpuknn.kneighbors`), or data so small that their squared
+        distances underflow (below about 1e-138 in float64): scale all shards alike first.
+
     Notes
     -----
     The same work as :func:`gpuknn.kneighbors` on the shard, with exact keys for every
@@ -107,6 +113,15 @@ def kneighbors_partial(
     k = check_int(k, name="k", low=1)
     offset = check_int(offset, name="offset", low=0)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric)
+    if underflow_scale(magnitude, Q.dtype, xp) != 1.0:
+        # gpuknn.kneighbors rescales such data by a power of two; a shard cannot (the other
+        # shards' magnitudes are unknown here, and keys of different scales do not merge).
+        raise InvalidInputError(
+            f"Q and R hold values no larger than {magnitude:.3g} in magnitude: their squared "
+            f"distances underflow {Q.dtype}, and the keys of a partial search could not be "
+            "merged exactly; multiply the queries and every shard by the same power of two "
+            "first (e.g. 2.0**500), or search with gpuknn.kneighbors, which rescales itself"
+        )
     wm = check_working_memory(working_memory, xp, device_of(Q))
     kk = min(k, ref.shape[0])
     keys, idx, _ = kneighbors_keys(Q, ref, kk, working_memory=wm, magnitude=magnitude, exact_all=True)

@@ -33,6 +33,8 @@ from .._delegation import sqdist64
 from ..errors import InvalidInputError
 from .certify import reference_bound
 from .exact import exact_keys, keys_to_distances
+from .kneighbors import unscale_distances
+from .limits import underflow_scale
 from .rerank import take_stats
 from .search import Reference, prepare_queries, score_tile
 from .votes import exact_winner
@@ -310,6 +312,43 @@ def radius_pairs_kdtree(Xb: Any, tree: Any, radius: float, metric: str, *, dtype
     qi, rj, d = qi[keep], rj[keep], d[keep]
     o = np.lexsort((rj, qi))
     return qi[o], rj[o], d[o] if dtype is None else d[o].astype(dtype)
+
+
+class Rescaled(NamedTuple):
+    """A radius search of tiny data in scaled units (:func:`rescaled`)."""
+
+    X: Any  # the queries times ``scale``
+    ref: Reference  # the training rows times ``scale``, prepared for this search only
+    radius: float  # the radius in the scaled units
+    scale: float  # a power of two
+
+    def distances(self, d: Any, metric: str) -> Any:
+        """Distances of the scaled search back in the inputs' units."""
+        return unscale_distances(d, metric, self.scale)
+
+
+def rescaled(X: Any, fit_X: Any, metric: str, magnitude: float, radius: float) -> Rescaled | None:
+    """The radius search of data whose squares underflow, scaled by a power of two, or None
+    for ordinary data.
+
+    Squared distances of rows of 1e-170 (float64) vanish, so every pair would lie within any
+    radius (issue 32). Queries, training rows and the radius are multiplied by the power of
+    two :func:`gpuknn.ops.limits.underflow_scale` gives for the larger ``magnitude`` (exact);
+    membership is unchanged and distances come back through :meth:`Rescaled.distances`.
+    Costs a scaled copy of the training rows, for such data only.
+    """
+    xp = array_namespace(X)
+    scale = underflow_scale(magnitude, X.dtype, xp)
+    if scale == 1.0:
+        return None
+    if metric == "euclidean":
+        radius = radius * scale
+    elif metric != "cosine" and metric != "correlation":  # sqeuclidean: squared units
+        radius = radius * scale * scale
+    # Scaled rows lie within [-1, 1]: their distances are below 2 sqrt(d) (squared: 4 d), so a
+    # radius beyond 1e150 (or an overflow to infinity) admits every pair either way.
+    radius = min(radius, 1e150)
+    return Rescaled(X * scale, Reference(fit_X * scale, metric, keep_rows=False), radius, scale)
 
 
 def check_radius(radius: Any) -> float:
