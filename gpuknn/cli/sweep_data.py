@@ -10,6 +10,7 @@ the source's own, ``--test FILE``, or a stratified, seeded ``--test-size`` hold-
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,7 @@ def _test_size(text: str) -> float | int:
         raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1) or a row count, got {text!r}") from None
     if 0 < v < 1:
         return v
-    if v >= 1 and v == int(v):
+    if 1 <= v < math.inf and v == int(v):
         return int(v)
     raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1) or a row count, got {text!r}")
 

@@ -256,6 +256,13 @@ def _stratified_test(y: np.ndarray, n_test: int, rng: np.random.Generator) -> np
             "The minimum number of groups for any class cannot be less than 2. "
             f"Classes with too few members are: {few}"
         )
+    # Every class in both parts needs parts at least as large as the number of classes:
+    # scikit-learn refuses smaller ones in these words (gpuknn gave a split missing classes).
+    for name, size in (("test_size", n_test), ("train_size", y.shape[0] - n_test)):
+        if size < classes.shape[0]:
+            raise InvalidInputError(
+                f"The {name} = {size} should be greater or equal to the number of classes = {classes.shape[0]}"
+            )
     exact = counts * (n_test / y.shape[0])
     take = np.floor(exact).astype(np.int64)
     short = n_test - int(take.sum())

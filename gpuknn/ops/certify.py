@@ -125,7 +125,7 @@ def tile_error_bound(
     B = float(ref_max)
     if metric in ("euclidean", "sqeuclidean"):
         a_norm = xp.sqrt(q_norm * q_norm + 1.0)
-        b_norm = math.sqrt(B * B + (B * B / 2) ** 2)
+        b_norm = math.hypot(B, B * B / 2)  # (B * B / 2) ** 2 overflowed from B ~ 1e77 on
         tiny = 2 * eta * (math.sqrt(width) * (a_norm + b_norm) + 2 * width)
         # |r - c|^2 / 2 of the augmented column is itself a length-d sum in the tile dtype.
         aug = (gamma(n_features, u) + 2 * u) * (1 + 4 * u) * B * B / 2
