@@ -77,6 +77,18 @@ def test_stratified_split_refuses_a_one_member_class(backend):
     assert sorted(np.asarray(y_tr).tolist()) == [0, 1, 2]
 
 
+@pytest.mark.parametrize("kw,part,size", [({}, "test_size", 1), ({"test_size": 3}, "train_size", 1)])
+def test_stratified_parts_smaller_than_the_classes_are_refused(kw, part, size):
+    """A stratified part with fewer rows than classes cannot hold every class: refused, in
+    scikit-learn's words (gpuknn returned a split missing a class)."""
+    X, y = np.zeros((4, 1)), np.array([0, 0, 1, 1])
+    msg = f"The {part} = {size} should be greater or equal to the number of classes = 2"
+    with pytest.raises(ValueError, match=msg):
+        skms.train_test_split(X, y, stratify=y, random_state=0, **kw)
+    with pytest.raises(InvalidInputError, match=msg):
+        train_test_split(X, y, stratify=y, random_state=0, **kw)
+
+
 def test_stratify_of_another_length_is_refused():
     X = np.zeros((6, 1))
     with pytest.raises(InvalidInputError, match="stratify has 4 labels but the arrays have 6 samples"):

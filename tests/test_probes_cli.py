@@ -64,6 +64,16 @@ def test_a_seed_outside_32_bits_is_an_argument_error(command, bad, tmp_path, cap
     assert "Traceback" not in err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("bad", ["inf", "-inf", "nan", "1e400", "0", "2.5"])
+def test_an_odd_test_size_is_an_argument_error(bad, tmp_path, capsys):
+    """``--test-size inf`` raised OverflowError from ``int(inf)``: an argument error now."""
+    argv = ["sweep", "--data", "iris", f"--test-size={bad}", "--out", str(tmp_path / "out")]
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert "argument --test-size: expected a fraction in (0, 1) or a row count" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
 def test_the_extreme_seeds_are_accepted():
     parser = build_parser()
     for command in (["sweep"], ["evaluate", "iris"], ["power-study"], ["cluster-study"]):
