@@ -16,7 +16,7 @@ import numpy as np
 
 from .._backend import array_namespace, check_int, from_numpy, to_numpy
 from .._backend import device_of as _device
-from .._delegation import bincount, on_input_device
+from .._delegation import on_input_device
 from .._labels import as_array_input, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
 from ._labels import UndefinedMetricWarning, _check_weights, _counts2d, _wcount

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._backend import array_namespace, from_numpy, input_device, to_numpy
 from .._backend import device_of as _device
-from .._delegation import bincount, on_input_device
+from .._delegation import on_input_device
 from .._labels import as_1d, as_array_input, check_finite_labels, check_label_types, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
 from ._labels import UndefinedMetricWarning, _check_lengths, _check_weights, _counts2d, _divide, _wcount
@@ -153,9 +153,7 @@ def confusion_matrix(
     xp, classes, (t, p) = encode(y_true, y_pred, labels=labels, names=("y_true", "y_pred"), discrete=True)
     _check_lengths(t, p)
     if labels is not None and not bool(xp.any(t >= 0)):
-        raise InvalidInputError(
-            f"At least one label specified must be in y_true: labels={to_numpy(classes).tolist()}"
-        )
+        raise InvalidInputError(f"At least one label specified must be in y_true: labels={to_numpy(classes).tolist()}")
     C = int(classes.shape[0])
     w = _check_weights(sample_weight, int(t.shape[0]), xp, _device(t))
     cm = _counts2d(t, p, C, C, xp, w)
@@ -499,9 +497,7 @@ def recall_score(
 
 
 @on_input_device
-def balanced_accuracy_score(
-    y_true: Any, y_pred: Any, *, sample_weight: Any = None, adjusted: bool = False
-) -> float:
+def balanced_accuracy_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None, adjusted: bool = False) -> float:
     """Mean recall over the classes present in ``y_true``.
 
     Classes that occur only in ``y_pred`` have no recall and are left out, with
