@@ -24,6 +24,7 @@ from ._backend import device_of as _device
 from .errors import InvalidInputError
 
 __all__ = [
+    "as_array_input",
     "encode",
     "encode_host",
     "encode_labels",
@@ -37,10 +38,33 @@ MIX = "Mix of label input types (string and number)"
 _ONE_KIND = "give every label as a string or every label as a number"
 
 
+# --------------------------------------------------------------------------- conversion
+def as_array_input(y: Any) -> Any:
+    """``y`` with every host array-like that is not an array of some namespace (a pandas
+    Series, also of the nullable ``Int64`` / ``boolean`` / ``string`` dtypes, an object
+    with ``__array__`` but no ``dtype``) turned into a NumPy array, as scikit-learn's
+    ``check_array`` does; arrays of any namespace, lists, tuples and ``None`` pass as they
+    are. Called where labels and scores enter, so that no later step meets an object
+    without NumPy's ``dtype``, ``device`` or indexing."""
+    if y is None or isinstance(y, (list, tuple, np.ndarray, str, bytes)) or array_api_compat.is_array_api_obj(y):
+        return y
+    if not (hasattr(y, "__array__") or hasattr(y, "to_numpy")):
+        return y
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype) and hasattr(y, "to_numpy"):
+        # pandas extension dtypes: missing values (pd.NA) become NaN in a float array (then
+        # refused as NaN labels); without any, the values keep their NumPy dtype.
+        if getattr(dtype, "kind", "O") in "biuf":
+            has_na = bool(np.asarray(y.isna()).any()) if hasattr(y, "isna") else False
+            return y.to_numpy(dtype=np.float64 if has_na else getattr(dtype, "numpy_dtype", None), na_value=np.nan)
+    return np.asarray(y)
+
+
 # --------------------------------------------------------------------------- checks
 def is_host_nonnumeric(y: Any) -> bool:
     """Whether ``y`` is host data (a NumPy array, list or tuple) of non-numeric labels
     (strings, objects, complex): encoded with NumPy on the host."""
+    y = as_array_input(y)
     if isinstance(y, (list, tuple)):
         y = np.asarray(y)
     return isinstance(y, np.ndarray) and y.dtype.kind not in "biuf"
@@ -49,6 +73,7 @@ def is_host_nonnumeric(y: Any) -> bool:
 def as_1d(y: Any, xp: Any, name: str, device: Any = None) -> Any:
     """``y`` as an array of ``xp`` (host lists on ``device``); :class:`InvalidInputError`
     unless it is 1-D."""
+    y = as_array_input(y)
     if isinstance(y, (list, tuple)):
         y = from_numpy(np.asarray(y), xp, device=device)
     if y.ndim != 1:
@@ -59,6 +84,7 @@ def as_1d(y: Any, xp: Any, name: str, device: Any = None) -> Any:
 def _label_kind(y: Any) -> tuple[str, Any]:
     """``(kind, dtype)``: kind ``"string"``, ``"number"``, ``"mixed"`` or ``"complex"``.
     Arrays of namespaces other than NumPy hold numbers (or complex numbers) only."""
+    y = as_array_input(y)
     if isinstance(y, (list, tuple)):
         try:
             y = np.asarray(y)
@@ -133,6 +159,8 @@ def encode(*ys: Any, labels: Any = None, names: tuple[str, ...] = (), discrete: 
     labels raise, and with ``discrete`` (class labels) non-integer float labels too.
     """
     names = names or tuple(f"y{i}" for i in range(len(ys)))
+    ys = tuple(as_array_input(y) for y in ys)
+    labels = as_array_input(labels)
     check_label_types(*ys, labels, names=(*names, "labels"))
     if any(is_host_nonnumeric(y) for y in ys) or (labels is not None and is_host_nonnumeric(labels)):
         arrs = [np.asarray(to_numpy(y)) for y in ys]

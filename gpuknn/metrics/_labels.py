@@ -8,7 +8,12 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
+from .._backend import array_namespace, from_numpy, to_numpy
+from .._backend import device_of as _device
 from .._delegation import bincount
+from .._labels import as_array_input
 from ..errors import InvalidInputError
 
 __all__ = ["UndefinedMetricWarning"]
@@ -26,10 +31,73 @@ def _check_lengths(a: Any, b: Any, names: tuple[str, str] = ("y_true", "y_pred")
         raise InvalidInputError(f"{names[0]} and {names[1]} are empty")
 
 
-def _counts2d(a: Any, b: Any, n_a: int, n_b: int, xp: Any) -> Any:
-    """(n_a, n_b) int64 table of co-occurrences of codes ``a`` and ``b`` (``-1`` ignored)."""
+def _check_weights(sample_weight: Any, n: int, xp: Any, dev: Any, name: str = "sample_weight") -> Any:
+    """``sample_weight`` as a 1-D float64 array of ``xp`` on ``dev`` (None stays None);
+    :class:`InvalidInputError` for another length, NaN/infinity, or a negative weight, as
+    scikit-learn's ``_check_sample_weight``."""
+    if sample_weight is None:
+        return None
+    w = as_array_input(sample_weight)
+    if isinstance(w, (list, tuple)) or isinstance(w, (int, float)):
+        w = np.asarray(w, dtype=np.float64)
+    if array_namespace(w) is not xp or _device(w) != dev:
+        w = from_numpy(to_numpy(w), xp, device=dev)
+    if w.ndim == 0:  # a scalar: the same weight for every sample
+        w = xp.full(n, float(w), dtype=xp.float64, device=dev)
+    if w.ndim != 1 or int(w.shape[0]) != n:
+        raise InvalidInputError(f"{name} must be of shape ({n},), got {tuple(w.shape)}")
+    w = xp.astype(w, xp.float64)
+    if not bool(xp.all(xp.isfinite(w))):
+        raise InvalidInputError(f"{name} contains NaN or infinity")
+    return w
+
+
+def _native_bincount(codes: Any) -> Any:
+    import array_api_compat  # noqa: PLC0415
+
+    if array_api_compat.is_numpy_array(codes):
+        return np.bincount
+    if array_api_compat.is_cupy_array(codes):
+        import cupy  # noqa: PLC0415 - only reached with CuPy arrays in hand
+
+        return cupy.bincount
+    if array_api_compat.is_torch_array(codes):
+        import torch  # noqa: PLC0415 - only reached with torch tensors in hand
+
+        return torch.bincount
+    return None
+
+
+def _wcount(codes: Any, n_bins: int, w: Any, xp: Any) -> Any:
+    """float64 sums of ``w`` per code ``0 .. n_bins - 1`` (``-1`` ignored); plain counts
+    without weights. One-hot rows summed in chunks (no per-sample loop, memory O(chunk))."""
+    if w is None:
+        return xp.astype(bincount(codes, n_bins), xp.float64)
+    dev = _device(codes)
+    if int(codes.shape[0]) == 0:
+        return xp.zeros(n_bins, dtype=xp.float64, device=dev)
+    native = _native_bincount(codes)
+    if native is not None:  # NumPy / CuPy / torch: one weighted bincount, negatives in a dropped bin
+        spill = xp.where(codes >= 0, codes, xp.full_like(codes, n_bins))
+        return xp.astype(native(spill, weights=w, minlength=n_bins + 1)[:n_bins], xp.float64)
+    bins = xp.arange(n_bins, dtype=xp.int64, device=dev)[None, :]
+    total = xp.zeros(n_bins, dtype=xp.float64, device=dev)
+    n = int(codes.shape[0])
+    step = max(1, (1 << 18) // max(1, n_bins))
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        c, ws = codes[s:e], w[s:e]
+        total = total + xp.sum(xp.where(c[:, None] == bins, ws[:, None], xp.zeros_like(ws)[:, None]), axis=0)
+    return total
+
+
+def _counts2d(a: Any, b: Any, n_a: int, n_b: int, xp: Any, w: Any = None) -> Any:
+    """(n_a, n_b) table of co-occurrences of codes ``a`` and ``b`` (``-1`` ignored): int64
+    counts, or float64 sums of the weights ``w``."""
     valid = (a >= 0) & (b >= 0)
     flat = xp.where(valid, a * n_b + b, xp.full_like(a, -1))
+    if w is not None:
+        return xp.reshape(_wcount(flat, n_a * n_b, w, xp), (n_a, n_b))
     return xp.reshape(bincount(flat, n_a * n_b), (n_a, n_b))
 
 

@@ -16,10 +16,10 @@ import numpy as np
 
 from .._backend import array_namespace, check_int, from_numpy, to_numpy
 from .._backend import device_of as _device
-from .._delegation import bincount, on_input_device
-from .._labels import encode, is_host_nonnumeric
+from .._delegation import on_input_device
+from .._labels import as_array_input, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _counts2d
+from ._labels import UndefinedMetricWarning, _check_weights, _counts2d, _wcount
 
 __all__ = ["matthews_corrcoef", "cohen_kappa_score", "top_k_accuracy_score", "log_loss"]
 
@@ -33,6 +33,7 @@ def _host(*scalars: Any) -> list[float]:
 def _score_array(y: Any, other: Any, name: str) -> tuple[Any, Any]:
     """(xp, y) for a score/probability input: the namespace of ``y`` (or of ``other`` when ``y``
     is host data), floating, finite."""
+    y, other = as_array_input(y), as_array_input(other)
     if isinstance(y, (list, tuple)) or not hasattr(y, "shape"):
         base = other if hasattr(other, "shape") and not is_host_nonnumeric(other) else None
         xp = array_namespace(base)
@@ -67,13 +68,15 @@ def _sorted_labels(labels: Any) -> bool:
 
 
 @on_input_device
-def matthews_corrcoef(y_true: Any, y_pred: Any) -> float:
+def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     """Matthews correlation coefficient (multiclass: Gorodkin's R_K), in [-1, 1].
 
     Parameters
     ----------
     y_true, y_pred : arrays of shape (n,)
         Labels of any type (strings on the host).
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight.
 
     Returns
     -------
@@ -95,10 +98,11 @@ def matthews_corrcoef(y_true: Any, y_pred: Any) -> float:
             f"y_true and y_pred must be non-empty and of equal length, got {t.shape[0]} and {p.shape[0]}"
         )
     C = int(classes.shape[0])
-    t_sum = xp.astype(bincount(t, C), xp.float64)
-    p_sum = xp.astype(bincount(p, C), xp.float64)
-    n = float(t.shape[0])
-    correct = xp.sum(xp.astype(t == p, xp.float64))
+    w = _check_weights(sample_weight, int(t.shape[0]), xp, _device(t))
+    t_sum, p_sum = _wcount(t, C, w, xp), _wcount(p, C, w, xp)
+    hit = xp.astype(t == p, xp.float64)
+    correct = xp.sum(hit if w is None else hit * w)
+    n = float(t.shape[0]) if w is None else xp.sum(w)
     cov_tp = correct * n - xp.sum(t_sum * p_sum)
     cov_pp = n * n - xp.sum(p_sum * p_sum)
     cov_tt = n * n - xp.sum(t_sum * t_sum)
@@ -109,7 +113,13 @@ def matthews_corrcoef(y_true: Any, y_pred: Any) -> float:
 
 @on_input_device
 def cohen_kappa_score(
-    y1: Any, y2: Any, *, labels: Any = None, weights: str | None = None, replace_undefined_by: float = float("nan")
+    y1: Any,
+    y2: Any,
+    *,
+    labels: Any = None,
+    weights: str | None = None,
+    sample_weight: Any = None,
+    replace_undefined_by: float = float("nan"),
 ) -> float:
     """Cohen's kappa: agreement of two annotators beyond chance.
 
@@ -124,6 +134,8 @@ def cohen_kappa_score(
     weights : {None, "linear", "quadratic"}
         Disagreement weight of classes ``i`` and ``j``: 1 for ``i != j``, ``|i - j|`` or
         ``(i - j)**2``.
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight in the confusion matrix.
     replace_undefined_by : float
         Value (with an :class:`UndefinedMetricWarning`) when kappa is 0/0: no pair counted, or
         only one class in common.
@@ -149,7 +161,7 @@ def cohen_kappa_score(
         raise InvalidInputError(f"y1 and y2 must be non-empty and of equal length, got {a.shape[0]} and {b.shape[0]}")
     C = int(classes.shape[0])
     dev = _device(a)
-    cm = xp.astype(_counts2d(a, b, C, C, xp), xp.float64)
+    cm = xp.astype(_counts2d(a, b, C, C, xp, _check_weights(sample_weight, int(a.shape[0]), xp, dev)), xp.float64)
     sum0, sum1 = xp.sum(cm, axis=0), xp.sum(cm, axis=1)
     total = xp.sum(sum0)
     expected = sum1[:, None] * sum0[None, :] / xp.where(total > 0, total, xp.ones_like(total))
@@ -264,7 +276,9 @@ def top_k_accuracy_score(y_true: Any, y_score: Any, *, k: int = 2, normalize: bo
 
 
 @on_input_device
-def log_loss(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: bool = True) -> float:
+def log_loss(
+    y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None, labels: Any = None
+) -> float:
     """Cross-entropy of predicted probabilities (scikit-learn 1.9 semantics).
 
     Parameters
@@ -280,6 +294,8 @@ def log_loss(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: bool = 
         ``UserWarning``, as scikit-learn does.
     normalize : bool
         Mean (default) or sum of the per-sample losses.
+    sample_weight : array of shape (n,), optional
+        Weights of the per-sample losses: their weighted mean (or weighted sum).
 
     Returns
     -------
@@ -294,6 +310,7 @@ def log_loss(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: bool = 
     >>> round(log_loss(np.array([0, 1, 1]), p), 4)
     0.5108
     """
+    y_true = as_array_input(y_true)
     xp, P = _score_array(y_pred, y_true, "y_pred")
     dev = _device(P)
     lo, hi = _host(xp.min(P), xp.max(P)) if P.size else (0.0, 0.0)
@@ -337,10 +354,12 @@ def log_loss(y_true: Any, y_pred: Any, *, labels: Any = None, normalize: bool = 
     off = xp.any(xp.abs(rows - 1) > 1e-8 + math.sqrt(eps))
     P = xp.clip(P, eps, 1 - eps)
     cols = xp.arange(C, dtype=xp.int64, device=dev)[None, :]
-    ll = xp.sum(xp.where(cols == codes[:, None], xp.log(P), xp.zeros_like(P)))
-    off, total = _host(off, ll)
+    per_sample = xp.sum(xp.where(cols == codes[:, None], xp.log(P), xp.zeros_like(P)), axis=1)
+    w = _check_weights(sample_weight, n, xp, dev)
+    ll = xp.sum(per_sample if w is None else per_sample * xp.astype(w, per_sample.dtype))
+    off, total, wsum = _host(off, ll, xp.sum(w)) if w is not None else (*_host(off, ll), float(n))
     if off:
         warnings.warn(
             "The y_pred values do not sum to one. Make sure to pass probabilities.", UserWarning, stacklevel=2
         )
-    return -total / n if normalize else -total
+    return -total / wsum if normalize else -total

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import to_numpy as _host_copy
 from .._delegation import on_input_device
 from .._labels import encode
 from ..errors import InvalidInputError
@@ -35,18 +36,24 @@ __all__ = [
 
 
 @on_input_device
-def contingency_matrix(labels_true: Any, labels_pred: Any) -> Any:
+def contingency_matrix(labels_true: Any, labels_pred: Any, *, eps: float | None = None, sparse: bool = False) -> Any:
     """Contingency table ``N[i, j]`` = number of points in true class i and cluster j.
 
     Parameters
     ----------
     labels_true, labels_pred : arrays of shape (n,)
         Any labels (integers of any namespace, or host strings); classes and clusters are
-        numbered in sorted order of their labels.
+        numbered in sorted order of their labels. Empty labelings give a (0, 0) table.
+    eps : float, optional
+        Added to every cell (a float64 table), e.g. to keep logarithms finite.
+    sparse : bool
+        Return a ``scipy.sparse`` CSR matrix on the host, as scikit-learn does (not with
+        ``eps``).
 
     Returns
     -------
-    int64 array of shape (n_classes, n_clusters), in the labels' namespace.
+    int64 array of shape (n_classes, n_clusters), in the labels' namespace (float64 with
+    ``eps``; a host ``scipy.sparse.csr_matrix`` with ``sparse=True``).
 
     Complexity O(n + n_classes n_clusters).
 
@@ -60,8 +67,8 @@ def contingency_matrix(labels_true: Any, labels_pred: Any) -> Any:
     _, cp, (p,) = encode(labels_pred, names=("labels_pred",))
     if t.shape[0] != p.shape[0]:
         raise InvalidInputError(f"labels_true and labels_pred have different lengths: {t.shape[0]} and {p.shape[0]}")
-    if t.shape[0] == 0:
-        raise InvalidInputError("labels_true and labels_pred are empty")
+    if eps is not None and sparse:
+        raise InvalidInputError("Cannot set 'eps' when sparse=True")
     if type(t) is not type(p):
         from .._backend import array_namespace, device_of, from_numpy, to_numpy  # noqa: PLC0415 - mixed host/xp input
 
@@ -69,7 +76,14 @@ def contingency_matrix(labels_true: Any, labels_pred: Any) -> Any:
         base = p if isinstance(t, np.ndarray) else t
         xp, dev = array_namespace(base), device_of(base)
         t, p = (a if type(a) is type(base) else from_numpy(to_numpy(a), xp, device=dev) for a in (t, p))
-    return _counts2d(t, p, int(ct.shape[0]), int(cp.shape[0]), xp)
+    table = _counts2d(t, p, int(ct.shape[0]), int(cp.shape[0]), xp)
+    if sparse:
+        import scipy.sparse  # noqa: PLC0415 - only for sparse=True
+
+        return scipy.sparse.csr_matrix(_host_copy(table))
+    if eps is not None:
+        table = xp.astype(table, xp.float64) + float(eps)
+    return table
 
 
 @on_input_device

@@ -22,9 +22,9 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, input_device, to_numpy
 from .._backend import device_of as _device
 from .._delegation import on_input_device
-from .._labels import encode, is_host_nonnumeric
+from .._labels import as_array_input, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning
+from ._labels import UndefinedMetricWarning, _check_weights
 
 __all__ = ["roc_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
 
@@ -33,13 +33,14 @@ def _namespace(y_true: Any, y_score: Any) -> Any:
     """The inputs' namespace: the arrays among them (string labels are host data, lists
     join the arrays' namespace); numeric arrays of two namespaces or devices are refused
     with :func:`~gpuknn._backend.array_namespace`'s message, not a library's TypeError."""
-    arrays = [a for a in (y_score, y_true) if hasattr(a, "shape") and not is_host_nonnumeric(a)]
+    arrays = [a for a in (y_score, y_true) if array_api_obj(a) and not is_host_nonnumeric(a)]
     return array_namespace(*arrays)
 
 
 def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score", device: Any = None) -> Any:
     """``s`` as a finite floating array of ``xp``; host lists go on ``device`` (the other
     inputs' device: the namespace's default may be another one, e.g. the CPU for torch)."""
+    s = as_array_input(s)
     if isinstance(s, (list, tuple)):
         s = from_numpy(np.asarray(s, dtype=np.float64), xp, device=device)
     if s.ndim != ndim:
@@ -54,6 +55,7 @@ def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score", device: Any
 def _binary_target(y_true: Any, pos_label: Any, xp: Any, device: Any = None) -> Any:
     """y_true as a float64 0/1 vector of ``xp`` (1 = positive); host labels go on ``device``
     (the scores' device)."""
+    y_true = as_array_input(y_true)
     if is_host_nonnumeric(y_true):
         y = np.asarray(to_numpy(y_true))
         classes = np.unique(y)
@@ -81,13 +83,30 @@ def _binary_target(y_true: Any, pos_label: Any, xp: Any, device: Any = None) -> 
     return xp.astype(y_true == pos_label, xp.float64)
 
 
-def _roc_counts(y: Any, s: Any, xp: Any) -> tuple[Any, Any, Any]:
-    """(fps, tps, thresholds) at each distinct score, descending, without the (0, 0) start."""
+def array_api_obj(a: Any) -> bool:
+    """Whether ``a`` is an array of some namespace (not a list or another array-like)."""
+    import array_api_compat  # noqa: PLC0415
+
+    return array_api_compat.is_array_api_obj(a)
+
+
+def _roc_counts(y: Any, s: Any, xp: Any, w: Any = None) -> tuple[Any, Any, Any]:
+    """(fps, tps, thresholds) at each distinct score, descending, without the (0, 0) start;
+    with weights ``w`` the weighted counts (zero-weight samples dropped first, as
+    scikit-learn: they make no threshold)."""
+    if w is not None:
+        keep = w != 0
+        y, s, w = y[keep], s[keep], w[keep]
     n = int(s.shape[0])
     order = xp.argsort(s, descending=True, stable=True)
     ss, yy = xp.take(s, order), xp.take(y, order)
     last = xp.nonzero(ss[1:] != ss[:-1])[0]  # last position of each run of equal scores
     idx = xp.concat([xp.astype(last, xp.int64), xp.asarray([n - 1], dtype=xp.int64, device=_device(s))])
+    if w is not None:
+        ww = xp.take(w, order)
+        tps = xp.take(xp.cumulative_sum(yy * ww), idx)
+        fps = xp.take(xp.cumulative_sum((1.0 - yy) * ww), idx)
+        return fps, tps, xp.take(ss, idx)
     tps = xp.take(xp.cumulative_sum(yy), idx)
     fps = xp.astype(idx, xp.float64) + 1.0 - tps
     return fps, tps, xp.take(ss, idx)
@@ -145,17 +164,57 @@ def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any,
     return fpr, tpr, thr
 
 
-def _binary_auc(y: Any, s: Any, xp: Any) -> float:
-    fps, tps, _ = _roc_counts(y, s, xp)
+def _binary_auc(y: Any, s: Any, xp: Any, w: Any = None, max_fpr: float | None = None) -> float:
+    """ROC AUC of 0/1 ``y`` and scores ``s`` (weights ``w``); with ``max_fpr`` < 1 the
+    partial AUC up to that false-positive rate, McClish-standardised (0.5 chance, 1 best)."""
+    if y.shape[0] == 0 or float(xp.min(y)) == float(xp.max(y)):
+        _warn_one_class("ROC AUC")
+        return float("nan")
+    fps, tps, _ = _roc_counts(y, s, xp, w)
     P, N = float(tps[-1]), float(fps[-1])
     if P == 0 or N == 0:
         _warn_one_class("ROC AUC")
         return float("nan")
     zero = xp.zeros(1, dtype=xp.float64, device=_device(s))
     fps, tps = xp.concat([zero, fps]), xp.concat([zero, tps])
-    # integer counts keep the trapezoid sum exact; one division at the end
-    twice = xp.sum((fps[1:] - fps[:-1]) * (tps[1:] + tps[:-1]))
-    return float(twice) / (2.0 * P * N)
+    if max_fpr is None or max_fpr == 1:
+        # integer counts keep the trapezoid sum exact; one division at the end
+        twice = xp.sum((fps[1:] - fps[:-1]) * (tps[1:] + tps[:-1]))
+        return float(twice) / (2.0 * P * N)
+    fpr, tpr = fps / N, tps / P
+    stop = int(xp.sum(xp.astype(fpr <= max_fpr, xp.int64)))  # fpr ascends and ends at 1 > max_fpr
+    x0, x1, y0, y1 = (float(v) for v in (fpr[stop - 1], fpr[stop], tpr[stop - 1], tpr[stop]))
+    y_end = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)  # the curve's point at max_fpr
+    f, t = fpr[:stop], tpr[:stop]
+    partial = float(xp.sum((f[1:] - f[:-1]) * (t[1:] + t[:-1]))) / 2.0 + (max_fpr - x0) * (y0 + y_end) / 2.0
+    min_area, max_area = 0.5 * max_fpr**2, max_fpr
+    return 0.5 * (1 + (partial - min_area) / (max_area - min_area))
+
+
+def _average_columns(Y: Any, s: Any, xp: Any, average: Any, w: Any, max_fpr: Any) -> Any:
+    """scikit-learn's ``_average_binary_score`` of ROC AUC over the columns of the 0/1
+    matrix ``Y`` (multilabel, or one-vs-rest classes) and scores ``s`` of shape (n, L)."""
+    n, L = int(s.shape[0]), int(s.shape[1])
+    if average == "micro":
+        wr = None if w is None else xp.reshape(xp.broadcast_to(w[:, None], (n, L)), (-1,))
+        return _binary_auc(xp.reshape(Y, (-1,)), xp.reshape(s, (-1,)), xp, wr, max_fpr)
+    if average == "samples":  # one AUC per sample (row), averaged with the sample weights
+        scores = [_binary_auc(Y[i, :], s[i, :], xp, None, max_fpr) for i in range(n)]
+        weights = np.ones(n) if w is None else to_numpy(w)
+    else:
+        scores = [_binary_auc(Y[:, c], s[:, c], xp, w, max_fpr) for c in range(L)]
+        weights = None
+        if average == "weighted":
+            weights = to_numpy(xp.sum(Y * (1.0 if w is None else w[:, None]), axis=0))
+            if np.isclose(weights.sum(), 0.0):
+                return 0.0
+    sc = np.asarray(scores, dtype=np.float64)
+    if average is None:
+        return from_numpy(sc, xp, device=_device(s))
+    if weights is not None:
+        sc[weights == 0] = 0.0  # zero-weight columns (NaN AUC) do not poison the mean
+        return float(np.average(sc, weights=weights))
+    return float(np.mean(sc))
 
 
 @on_input_device
@@ -163,30 +222,41 @@ def roc_auc_score(
     y_true: Any,
     y_score: Any,
     *,
-    average: str = "macro",
+    average: str | None = "macro",
+    sample_weight: Any = None,
+    max_fpr: float | None = None,
     multi_class: str = "raise",
     labels: Any = None,
-) -> float:
+) -> Any:
     """Area under the ROC curve (trapezoid rule, ties counted ½ = Mann–Whitney U / (n1 n0)).
 
     Parameters
     ----------
-    y_true : array of shape (n,)
+    y_true : array of shape (n,) or (n, L)
+        Binary or multiclass labels, or a multilabel 0/1 indicator matrix.
     y_score : array of shape (n,) or (n, C)
-        1-D: scores of the greater of two classes. 2-D: one column per class of ``labels``.
-    average : {"macro", "weighted"}
-        Multi-class averaging: plain mean, or weighted by class prevalence (ovr) / pair
-        prevalence (ovo), as scikit-learn.
+        1-D: scores of the greater of two classes. 2-D: one column per class of ``labels``
+        (or per label of a multilabel ``y_true``).
+    average : {"macro", "weighted", "micro", "samples", None}
+        Over classes (multiclass one-vs-rest, multilabel): plain mean, weighted by class
+        prevalence (ovr) / pair prevalence (ovo), the AUC of all columns pooled (``micro``,
+        not ovo), the mean over samples (``samples``, multilabel), or the per-class array
+        (``None``, not ovo). Ignored for binary ``y_true``.
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight (not with ``multi_class="ovo"``).
+    max_fpr : float in (0, 1], optional
+        Binary and multilabel only: the partial AUC over false-positive rates up to
+        ``max_fpr``, standardised by McClish's correction (0.5 chance level, 1 perfect).
     multi_class : {"raise", "ovr", "ovo"}
         ``ovr``: each class against the rest with its own column. ``ovo`` (Hand & Till):
-        for every pair (a, b) the mean of AUC(a | b) and AUC(b | a) on the samples of a and b.
-        Scores need not sum to 1.
+        for every pair (a, b) of classes present in ``y_true`` the mean of AUC(a | b) and
+        AUC(b | a) on the samples of a and b. Scores need not sum to 1.
     labels : array of shape (C,), optional
-        Classes of the columns; default the sorted classes of ``y_true``.
+        Classes of the columns, sorted and unique; default the sorted classes of ``y_true``.
 
     Returns
     -------
-    float
+    float, or a float64 array of shape (C,) in y_score's namespace for ``average=None``
         NaN (with an UndefinedMetricWarning) when a needed class is missing from y_true.
 
     Complexity O(n log n) binary, O(C n log n) ovr, O(C² n log n) ovo.
@@ -197,20 +267,36 @@ def roc_auc_score(
     >>> roc_auc_score(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
     0.75
     """
-    if average not in ("macro", "weighted"):
-        raise InvalidInputError(f"average must be 'macro' or 'weighted', got {average!r}")
+    if average not in ("macro", "weighted", "micro", "samples", None):
+        raise InvalidInputError(
+            f"average must be one of 'micro', 'macro', 'samples', 'weighted' or None, got {average!r}"
+        )
+    if max_fpr is not None and not (isinstance(max_fpr, (int, float)) and 0 < max_fpr <= 1):
+        raise InvalidInputError(f"Expected max_fpr in range (0, 1], got: {max_fpr!r}")
+    y_true, y_score = as_array_input(y_true), as_array_input(y_score)
     xp = _namespace(y_true, y_score)
     ndim = 1 if isinstance(y_score, (list, tuple)) and np.ndim(y_score) == 1 else getattr(y_score, "ndim", 2)
     s = _check_scores(y_score, xp, 2 if ndim == 2 else 1, device=input_device([y_score, y_true]))
+    dev = _device(s)
+    w = _check_weights(sample_weight, int(s.shape[0]), xp, dev)
+    if getattr(y_true, "ndim", np.ndim(y_true)) == 2:  # multilabel indicator
+        Y = from_numpy(np.asarray(y_true), xp, device=dev) if not array_api_obj(y_true) else y_true
+        if array_namespace(Y) is not xp or _device(Y) != dev:
+            Y = from_numpy(to_numpy(Y), xp, device=dev)
+        if tuple(Y.shape) != tuple(s.shape):
+            raise InvalidInputError(f"y_true and y_score have different shapes: {tuple(Y.shape)} and {tuple(s.shape)}")
+        if not bool(xp.all((Y == 0) | (Y == 1))):
+            raise InvalidInputError("a 2-D y_true must be a multilabel 0/1 indicator matrix")
+        return _average_columns(xp.astype(Y, xp.float64), s, xp, average, w, max_fpr)
     if ndim == 1:
         if is_host_nonnumeric(y_true):
             classes = np.unique(np.asarray(to_numpy(y_true)))
         else:
-            yt = from_numpy(np.asarray(y_true), xp, device=_device(s)) if isinstance(y_true, (list, tuple)) else y_true
+            yt = from_numpy(np.asarray(y_true), xp, device=dev) if isinstance(y_true, (list, tuple)) else y_true
             classes = to_numpy(xp.unique_values(yt))  # C values only
         if classes.size > 2:
             raise InvalidInputError(f"y_true has {classes.size} classes: pass (n, C) scores and multi_class")
-        y = _binary_target(y_true, classes[-1] if classes.size else None, xp, _device(s))
+        y = _binary_target(y_true, classes[-1] if classes.size else None, xp, dev)
         if y.shape[0] != s.shape[0] or s.shape[0] == 0:
             raise InvalidInputError(
                 f"y_true and y_score have different lengths (or none): {y.shape[0]} and {s.shape[0]}"
@@ -218,38 +304,66 @@ def roc_auc_score(
         if classes.size < 2:
             _warn_one_class("ROC AUC")
             return float("nan")
-        return _binary_auc(y, s, xp)
+        return _binary_auc(y, s, xp, w, max_fpr)
+    if max_fpr is not None and max_fpr != 1.0:
+        raise InvalidInputError(
+            "Partial AUC computation not available in multiclass setting, 'max_fpr' must be set to "
+            f"`None`, received `max_fpr={max_fpr}` instead"
+        )
     if multi_class not in ("ovr", "ovo"):
         raise InvalidInputError(f"(n, C) scores need multi_class='ovr' or 'ovo', got {multi_class!r}")
+    allowed = ("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted")
+    if average not in allowed:
+        raise InvalidInputError(
+            f"average must be one of {allowed} for multiclass problems with multi_class={multi_class!r}, "
+            f"got {average!r}"
+        )
+    if multi_class == "ovo" and w is not None:
+        raise InvalidInputError(
+            "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be None"
+        )
+    if labels is not None:
+        lab = np.asarray(to_numpy(as_array_input(labels)) if not isinstance(labels, (list, tuple)) else labels)
+        uniq = np.unique(lab)
+        if uniq.size != lab.size:
+            raise InvalidInputError("Parameter 'labels' must be unique")
+        if not np.array_equal(uniq, lab):
+            raise InvalidInputError(f"Parameter 'labels' must be ordered, got {lab.tolist()}")
     _, classes, (codes,) = encode(y_true, labels=labels, names=("y_true",))
-    if array_namespace(codes) is not xp or _device(codes) != _device(s):
-        codes = from_numpy(to_numpy(codes), xp, device=_device(s))
+    if array_namespace(codes) is not xp or _device(codes) != dev:
+        codes = from_numpy(to_numpy(codes), xp, device=dev)
     n, C = int(s.shape[0]), int(s.shape[1])
     if codes.shape[0] != n:
         raise InvalidInputError(f"y_true and y_score have different lengths: {codes.shape[0]} and {n}")
     if int(classes.shape[0]) != C:
-        raise InvalidInputError(f"y_score has {C} columns but there are {int(classes.shape[0])} labels")
+        raise InvalidInputError(
+            f"Number of given labels, {int(classes.shape[0])}, not equal to the number of columns in "
+            f"'y_score', {C}" if labels is not None else
+            f"Number of classes in y_true ({int(classes.shape[0])}) not equal to the number of columns "
+            f"in 'y_score' ({C})"
+        )  # fmt: skip
     if bool(xp.any(codes < 0)):
-        raise InvalidInputError("y_true contains labels that are not in labels")
+        raise InvalidInputError("'y_true' contains labels not in parameter 'labels'")
     if C < 2:
         _warn_one_class("ROC AUC")
         return float("nan")
-    scores, weights = [], []
     if multi_class == "ovr":
-        for c in range(C):
-            yc = xp.astype(codes == c, xp.float64)
-            scores.append(_binary_auc(yc, s[:, c], xp))
-            weights.append(float(xp.sum(yc)) / n)
-    else:
-        for a, b in combinations(range(C), 2):
-            mask = (codes == a) | (codes == b)
-            sub_codes, sub = codes[mask], s[mask]
-            auc_a = _binary_auc(xp.astype(sub_codes == a, xp.float64), sub[:, a], xp)
-            auc_b = _binary_auc(xp.astype(sub_codes == b, xp.float64), sub[:, b], xp)
-            scores.append((auc_a + auc_b) / 2.0)
-            weights.append(float(xp.sum(xp.astype(mask, xp.float64))) / n)
-    sc, w = np.asarray(scores), np.asarray(weights)
-    return float(np.average(sc, weights=w)) if average == "weighted" else float(np.mean(sc))
+        Y = xp.astype(codes[:, None] == xp.arange(C, dtype=xp.int64, device=dev)[None, :], xp.float64)
+        return _average_columns(Y, s, xp, average, w, None)
+    present = to_numpy(xp.unique_values(codes)).tolist()  # Hand & Till: pairs of classes in y_true
+    scores, weights = [], []
+    for a, b in combinations(present, 2):
+        mask = (codes == a) | (codes == b)
+        sub_codes, sub = codes[mask], s[mask]
+        auc_a = _binary_auc(xp.astype(sub_codes == a, xp.float64), sub[:, a], xp)
+        auc_b = _binary_auc(xp.astype(sub_codes == b, xp.float64), sub[:, b], xp)
+        scores.append((auc_a + auc_b) / 2.0)
+        weights.append(float(xp.sum(xp.astype(mask, xp.float64))) / n)
+    if not scores:
+        _warn_one_class("ROC AUC")
+        return float("nan")
+    sc, wt = np.asarray(scores), np.asarray(weights)
+    return float(np.average(sc, weights=wt)) if average == "weighted" else float(np.mean(sc))
 
 
 def _average_ranks(s: Any, xp: Any) -> Any:
