@@ -22,13 +22,15 @@ from gpuknn.metrics import (
     confusion_matrix,
     contingency_matrix,
     f1_score,
+    fbeta_score,
     log_loss,
     matthews_corrcoef,
     precision_recall_fscore_support,
+    precision_score,
     rand_score,
+    recall_score,
     roc_auc_score,
 )
-from gpuknn.metrics.classification import fbeta_score, precision_score, recall_score  # not yet in docs/api.rst
 
 TOL = 1e-10
 

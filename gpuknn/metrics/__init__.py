@@ -24,8 +24,11 @@ from .classification import (
     balanced_accuracy_score,
     confusion_matrix,
     f1_score,
+    fbeta_score,
     positive_class_report,
     precision_recall_fscore_support,
+    precision_score,
+    recall_score,
 )
 from .external import (
     adjusted_rand_score,
@@ -65,6 +68,9 @@ __all__ = [
     "balanced_accuracy_score",
     "confusion_matrix",
     "f1_score",
+    "fbeta_score",
+    "precision_score",
+    "recall_score",
     "positive_class_report",
     "precision_recall_fscore_support",
     "roc_curve",
