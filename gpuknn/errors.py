@@ -18,6 +18,7 @@ __all__ = [
     "DataNotFoundError",
     "CorruptDataError",
     "DeviceUnavailableError",
+    "ResamplingError",
     "ConvergenceWarning",
     "EmptyNeighborhoodWarning",
     "RunDirError",
@@ -53,6 +54,12 @@ class CorruptDataError(GpuknnError, ValueError):
 
 class DeviceUnavailableError(GpuknnError, RuntimeError):
     """``device="gpu"`` was asked for but CuPy or a CUDA device is missing."""
+
+
+class ResamplingError(GpuknnError, RuntimeError):
+    """A sampler cannot resample this data with the estimator or settings given: no cluster
+    of KMeans-SMOTE holds enough samples of a class, a clusterer fitted without
+    ``cluster_centers_``. imbalanced-learn raises ``RuntimeError`` there, and this is one."""
 
 
 class ConvergenceWarning(UserWarning):

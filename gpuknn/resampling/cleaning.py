@@ -106,6 +106,9 @@ class TomekLinks(_NeighbourCleaner):
         majority member of each minority–majority link goes), ``"all"`` = both members.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -126,11 +129,17 @@ class TomekLinks(_NeighbourCleaner):
     """
 
     def __init__(
-        self, *, sampling_strategy: Any = "auto", metric: str = "euclidean", working_memory: float | None = None
+        self,
+        *,
+        sampling_strategy: Any = "auto",
+        metric: str = "euclidean",
+        working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         keep = tomek_keep(X, lab.codes, self._clean_mask(lab), metric=self.metric, working_memory=self.working_memory)
@@ -152,6 +161,9 @@ class EditedNearestNeighbours(_NeighbourCleaner):
         class.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -182,12 +194,14 @@ class EditedNearestNeighbours(_NeighbourCleaner):
         kind_sel: str = "all",
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
         self.kind_sel = kind_sel
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         keep = enn_keep(
@@ -226,6 +240,9 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
     threshold_cleaning : float > 0, default 0.5
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -253,12 +270,14 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
         threshold_cleaning: float = 0.5,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
         self.threshold_cleaning = threshold_cleaning
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         k = _check_k(self.n_neighbors)

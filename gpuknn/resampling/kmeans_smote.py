@@ -18,7 +18,7 @@ from numpy.random import default_rng
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from ..base import BaseEstimator, clone
 from ..cluster import KMeans
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, ResamplingError
 from ..ops.distance import pairwise_distances_chunked
 from ..ops.limits import check_working_memory
 from ._base import BaseSampler, Labels, self_neighbors
@@ -74,6 +74,9 @@ class KMeansSMOTE(BaseSampler):
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB; the sparsity is
         always Euclidean).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -102,7 +105,10 @@ class KMeansSMOTE(BaseSampler):
     ------
     InvalidInputError
         A bad argument (named); a class to over-sample has fewer than ``k_neighbors + 1``
-        samples, or no cluster is kept for it (imbalanced-learn's ``RuntimeError``).
+        samples.
+    ResamplingError
+        No cluster is kept for a class to over-sample (a ``RuntimeError``, as
+        imbalanced-learn raises).
 
     Examples
     --------
@@ -132,6 +138,7 @@ class KMeansSMOTE(BaseSampler):
         density_exponent: Any = "auto",
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -141,6 +148,7 @@ class KMeansSMOTE(BaseSampler):
         self.density_exponent = density_exponent
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _clusterer(self) -> Any:
         est = self.kmeans_estimator
@@ -215,7 +223,7 @@ class KMeansSMOTE(BaseSampler):
                 member_sets.append((members, Xcc))
                 sparsity.append(self._sparsity(Xcc, exponent))
             if not kept:
-                raise InvalidInputError(
+                raise ResamplingError(
                     f"KMeansSMOTE: no cluster has enough samples of class {lab.label(c)!r} "
                     f"(cluster_balance_threshold={self.cluster_balance_threshold!r}, k_neighbors={k}); "
                     "lower cluster_balance_threshold or use more clusters (kmeans_estimator)"

@@ -96,6 +96,9 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
         As in :class:`~gpuknn.resampling.cleaning.EditedNearestNeighbours`.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -131,6 +134,7 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
         kind_sel: str = "all",
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
@@ -138,6 +142,7 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
         self.kind_sel = kind_sel
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         k = self._check_common()
@@ -172,6 +177,9 @@ class AllKNN(_RepeatedENN):
         Do not stop when a class becomes smaller than the minority.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -200,6 +208,7 @@ class AllKNN(_RepeatedENN):
         allow_minority: bool = False,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
@@ -207,6 +216,7 @@ class AllKNN(_RepeatedENN):
         self.allow_minority = allow_minority
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         k = self._check_common()

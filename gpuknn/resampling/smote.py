@@ -194,6 +194,9 @@ class SMOTETomek(_SmoteThenClean):
         Use this over-sampler instead.
     tomek : TomekLinks, optional
         Use this cleaner instead.
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -220,6 +223,7 @@ class SMOTETomek(_SmoteThenClean):
         tomek: Any = None,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -228,6 +232,7 @@ class SMOTETomek(_SmoteThenClean):
         self.tomek = tomek
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _cleaner(self) -> Any:
         if self.tomek is not None:
@@ -245,6 +250,9 @@ class SMOTEENN(_SmoteThenClean):
         For the default :class:`SMOTE`.
     smote : SMOTE, optional
     enn : EditedNearestNeighbours, optional
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -271,6 +279,7 @@ class SMOTEENN(_SmoteThenClean):
         enn: Any = None,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -279,6 +288,7 @@ class SMOTEENN(_SmoteThenClean):
         self.enn = enn
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _cleaner(self) -> Any:
         if self.enn is not None:
