@@ -8,6 +8,7 @@ values that were wrong.
 
 from __future__ import annotations
 
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ResamplingError",
     "ConvergenceWarning",
     "EmptyNeighborhoodWarning",
+    "FewerClustersWarning",
     "RunDirError",
     "WorkingMemoryWarning",
 ]
@@ -64,6 +66,12 @@ class ResamplingError(GpuknnError, RuntimeError):
 
 class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at ``max_iter`` before meeting its tolerance."""
+
+
+class FewerClustersWarning(ConvergenceWarning, _SklearnConvergenceWarning):
+    """:class:`~gpuknn.cluster.KMeans` found fewer distinct clusters than ``n_clusters``
+    (duplicate points, most often). Both gpuknn's and scikit-learn's ``ConvergenceWarning``,
+    as scikit-learn warns with the latter there."""
 
 
 class EmptyNeighborhoodWarning(UserWarning):

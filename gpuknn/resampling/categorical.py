@@ -24,7 +24,7 @@ from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..base import clone
 from ..errors import InvalidInputError
 from ..ops.limits import check_working_memory
-from ._base import BaseSampler, Labels, self_neighbors
+from ._base import BaseSampler, Labels, fitted, neighbors_param, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
 __all__ = ["SMOTENC", "SMOTEN"]
@@ -85,13 +85,17 @@ class SMOTENC(BaseSampler):
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng`, once per class and once more per class for the
         tie-breaks (see the module notes).
-    k_neighbors : int, default 5
+    k_neighbors : int or NearestNeighbors-like object, default 5
+        An object with ``fit`` and ``kneighbors`` is cloned and searches the encoded class
+        rows (its ``n_neighbors`` counts the sample itself: ``k = n_neighbors - 1``), as in
+        imbalanced-learn.
     working_memory : float or None
         MiB, passed to :func:`gpuknn.kneighbors`.
 
     Attributes
     ----------
     sampling_strategy_ : dict ``{label: samples added}``
+    nn_k_ : NearestNeighbors-like, fitted on the last class's encoded rows
     categorical_features_, continuous_features_ : int64 arrays
     categories_ : list of host arrays, one per categorical feature
     median_std_ : dict ``{label: float}`` for every over-sampled class
@@ -175,7 +179,7 @@ class SMOTENC(BaseSampler):
         return cat, np.setdiff1d(np.arange(d, dtype=np.int64), cat)
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
+        k, self.nn_k_, est = neighbors_param(self.k_neighbors, "k_neighbors", working_memory=self.working_memory)
         cat, cont = self._columns(int(X.shape[1]))
         self.categorical_features_, self.continuous_features_ = cat, cont
         dev = device_of(X)
@@ -204,7 +208,9 @@ class SMOTENC(BaseSampler):
                 onehot[np.arange(n_c), offsets[j] + cc[:, j]] = 1.0
             scale = med / math.sqrt(2)
             enc = xp.astype(from_numpy(onehot * scale, xp, device=dev), X.dtype)
-            nn = self_neighbors(xp.concat([Xc, enc], axis=1), k, working_memory=self.working_memory)
+            X_enc = xp.concat([Xc, enc], axis=1)
+            nn = self_neighbors(X_enc, k, working_memory=self.working_memory, estimator=est)
+            fitted(self.nn_k_, est, X_enc)
             rng = default_rng(self.random_state)
             drawn = np.asarray(rng.integers(0, n_c * k, size=n_new), dtype=np.int64)
             steps = np.asarray(rng.uniform(0.0, 1.0, size=n_new), dtype=np.float64)

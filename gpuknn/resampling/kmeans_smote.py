@@ -21,7 +21,7 @@ from ..cluster import KMeans
 from ..errors import InvalidInputError, ResamplingError
 from ..ops.distance import pairwise_distances_chunked
 from ..ops.limits import check_working_memory
-from ._base import BaseSampler, Labels, self_neighbors
+from ._base import BaseSampler, Labels, fitted, neighbors_param, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
 __all__ = ["KMeansSMOTE"]
@@ -57,7 +57,10 @@ class KMeansSMOTE(BaseSampler):
         ``"auto"`` = every class but the majority is brought (about) to the majority's count.
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng` (see Notes) and the default clusterer.
-    k_neighbors : int, default 2
+    k_neighbors : int or NearestNeighbors-like object, default 2
+        An object with ``fit`` and ``kneighbors`` is cloned and searches inside each kept
+        cluster (its ``n_neighbors`` counts the sample itself: ``k = n_neighbors - 1``; its own
+        metric), as in imbalanced-learn.
     kmeans_estimator : None, int or estimator, default None
         ``None``: gpuknn's :class:`~gpuknn.cluster.KMeans` with 8 clusters (imbalanced-learn
         uses scikit-learn's ``MiniBatchKMeans`` with its default, 8 clusters) and
@@ -82,6 +85,9 @@ class KMeansSMOTE(BaseSampler):
     ----------
     sampling_strategy_ : dict ``{label: samples asked}``
     kmeans_estimator_ : the fitted clusterer
+    nn_k_ : NearestNeighbors-like
+        The search object (``gpuknn.NearestNeighbors(k + 1)`` for an int), fitted on the last
+        cluster searched.
     cluster_labels_ : int64 array (n,), the cluster of each input row (host)
     cluster_balance_threshold_ : "auto" or float (``-inf`` with a single cluster)
     valid_clusters_ : dict ``{label: int64 array}``, the kept clusters, ascending
@@ -187,7 +193,9 @@ class KMeansSMOTE(BaseSampler):
         return mean**e / m
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
+        k, self.nn_k_, est = neighbors_param(
+            self.k_neighbors, "k_neighbors", metric=self.metric, working_memory=self.working_memory
+        )
         if not isinstance(self.metric, str):
             raise InvalidInputError(f"metric must be a string, got {self.metric!r}")
         if self.working_memory is not None:
@@ -246,7 +254,8 @@ class KMeansSMOTE(BaseSampler):
                 steps = np.asarray(rng.random(int(n_k)), dtype=np.float64)
                 if n_k == 0:
                     continue
-                nn = self_neighbors(Xcc, k, **kw)
+                nn = self_neighbors(Xcc, k, estimator=est, **kw)
+                fitted(self.nn_k_, est, Xcc)
                 X_new, pick = interpolate(Xcc, Xcc, nn, flat // k, flat % k, steps)
                 new_rows.append(X_new)
                 new_codes.append(np.full(int(n_k), c, dtype=np.int64))
