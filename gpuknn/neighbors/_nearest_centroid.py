@@ -70,7 +70,7 @@ class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
     ----------
     centroids_ : array of shape (n_classes, n_features)
     classes_ : array of shape (n_classes,)
-    class_prior_ : float64 host array of shape (n_classes,)
+    class_prior_ : array of shape (n_classes,), X's namespace, device and dtype
     within_class_std_dev_ : array of shape (n_features,)
         Pooled within-class standard deviation (divisor ``n - n_classes``).
     deviations_ : array of shape (n_classes, n_features)
@@ -143,8 +143,13 @@ class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
         xp = array_namespace(X)
         self.centroids_, counts = class_means(X, self._y, n_classes)
         nk = to_numpy(counts).astype(np.float64)
-        self.class_prior_ = self._class_prior(nk)
-        self._uniform = bool(np.isclose(self.class_prior_, 1.0 / n_classes).all())
+        prior = self._class_prior(nk)
+        self.class_prior_ = xp.astype(from_numpy(prior, xp, device=device_of(X)), X.dtype)
+        # The discriminant's constant term; -inf for a zero prior, a class never predicted.
+        self._log_prior = from_numpy(
+            np.log(np.where(prior > 0, prior, 1.0)) + np.where(prior > 0, 0.0, -np.inf), xp, device=device_of(X)
+        )
+        self._uniform = bool(np.isclose(prior, 1.0 / n_classes).all())
         if not self._uniform and self.metric != "euclidean":
             raise InvalidInputError(f"priors other than uniform need metric='euclidean', got metric={self.metric!r}")
         n = int(X.shape[0])
@@ -191,5 +196,4 @@ class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
         scale = xp.where(sd != 0, sd, xp.ones_like(sd))
         Xn, Cn = X / scale[None, :], self.centroids_ / scale[None, :]
         diff = Xn[:, None, :] - Cn[None, :, :]  # (n, C, d): C is small
-        log_prior = from_numpy(np.log(self.class_prior_), xp, device=device_of(X))
-        return -xp.sum(diff * diff, axis=2) + 2.0 * xp.astype(log_prior, X.dtype)[None, :]
+        return -xp.sum(diff * diff, axis=2) + 2.0 * xp.astype(self._log_prior, X.dtype)[None, :]

@@ -27,6 +27,10 @@ from .smote import check_class_sizes, interpolate, record_segments
 __all__ = ["KMeansSMOTE"]
 
 _DEFAULT_N_CLUSTERS = 8  # scikit-learn's MiniBatchKMeans default, imbalanced-learn's default clusterer
+# Seeded runs of the default KMeans: the best of 10 (KMeans's n_init="auto" makes one
+# k-means++ run) so that the partition, which decides which clusters are kept, rarely
+# depends on one unlucky seeding.
+_DEFAULT_N_INIT = 10
 
 
 def _real_or_auto(value: Any, name: str) -> Any:
@@ -62,9 +66,9 @@ class KMeansSMOTE(BaseSampler):
         cluster (its ``n_neighbors`` counts the sample itself: ``k = n_neighbors - 1``; its own
         metric), as in imbalanced-learn.
     kmeans_estimator : None, int or estimator, default None
-        ``None``: gpuknn's :class:`~gpuknn.cluster.KMeans` with 8 clusters (imbalanced-learn
-        uses scikit-learn's ``MiniBatchKMeans`` with its default, 8 clusters) and
-        ``random_state``; an int: the same with that many clusters; an estimator with
+        ``None``: gpuknn's :class:`~gpuknn.cluster.KMeans` with 8 clusters, ``n_init=10``
+        (imbalanced-learn uses scikit-learn's ``MiniBatchKMeans`` with its defaults, 8
+        clusters) and ``random_state``; an int: the same with that many clusters; an estimator with
         ``fit_predict`` (or ``fit`` and ``labels_``): a clone of it. Estimators from outside
         gpuknn get X as a host NumPy array.
     cluster_balance_threshold : "auto" or float, default "auto"
@@ -159,9 +163,10 @@ class KMeansSMOTE(BaseSampler):
     def _clusterer(self) -> Any:
         est = self.kmeans_estimator
         if est is None:
-            return KMeans(_DEFAULT_N_CLUSTERS, random_state=self.random_state)
+            return KMeans(_DEFAULT_N_CLUSTERS, n_init=_DEFAULT_N_INIT, random_state=self.random_state)
         if isinstance(est, (numbers.Integral, np.integer)) and not isinstance(est, bool):
-            return KMeans(check_int(est, name="kmeans_estimator", low=1), random_state=self.random_state)
+            n = check_int(est, name="kmeans_estimator", low=1)
+            return KMeans(n, n_init=_DEFAULT_N_INIT, random_state=self.random_state)
         if not (hasattr(est, "fit_predict") or hasattr(est, "fit")):
             raise InvalidInputError(
                 f"kmeans_estimator must be None, an int >= 1 or a clusterer with fit_predict, got {est!r}"
