@@ -14,6 +14,7 @@ from gpuknn.errors import GpuknnError, InvalidInputError, ResamplingError
 from gpuknn.resampling import (
     ADASYN,
     SMOTE,
+    SMOTEN,
     SMOTENC,
     BorderlineSMOTE,
     ClusterCentroids,
@@ -350,3 +351,88 @@ def test_n_jobs_accepted_where_imblearn_has_it():
         b = cls(**kw).fit_resample(X, y)
         np.testing.assert_array_equal(a[0], b[0])
         np.testing.assert_array_equal(a[1], b[1])
+
+
+# --- string / object categories in SMOTENC and SMOTEN -------------------------------------
+
+
+def _mixed(seed=17, n=(30, 10)):
+    rng = np.random.default_rng(seed)
+    m = sum(n)
+    X = np.empty((m, 3), dtype=object)
+    X[:, 0] = rng.normal(size=m)
+    X[:, 1] = rng.choice(["red", "green", "blue"], m)
+    X[:, 2] = rng.normal(size=m)
+    return X, np.repeat(np.arange(len(n)), n)
+
+
+def _as_codes(X, cols):
+    out = X.copy()
+    for j in cols:
+        out[:, j] = np.searchsorted(np.unique(X[:, j]), X[:, j])
+    return out.astype(np.float64)
+
+
+def test_smotenc_string_categories_equal_coded_run():
+    X, y = _mixed()
+    sm = SMOTENC([1], k_neighbors=3, random_state=0)
+    Xr, yr = sm.fit_resample(X, y)
+    assert Xr.dtype == object
+    np.testing.assert_array_equal(Xr[: X.shape[0]], X)
+    coded = SMOTENC([1], k_neighbors=3, random_state=0).fit_resample(_as_codes(X, [1]), y)[0]
+    n = X.shape[0]
+    np.testing.assert_allclose(Xr[n:, [0, 2]].astype(np.float64), coded[n:, [0, 2]], rtol=1e-12)
+    np.testing.assert_array_equal(Xr[n:, 1], np.array(["blue", "green", "red"])[coded[n:, 1].astype(np.int64)])
+    np.testing.assert_array_equal(sm.categories_[0], ["blue", "green", "red"])
+    ref_X, ref_y = imb_over.SMOTENC([1], k_neighbors=3, random_state=0).fit_resample(X, y)
+    np.testing.assert_array_equal(np.bincount(yr), np.bincount(ref_y))
+    assert set(Xr[n:, 1]) <= {"red", "green", "blue"}
+
+
+@pytest.mark.parametrize("cf", ["auto", ["colour"], [1], [False, True, False]])
+def test_smotenc_dataframe_categorical_features(cf):
+    pd = pytest.importorskip("pandas")
+    X, y = _mixed(18)
+    df = pd.DataFrame({"a": X[:, 0].astype(float), "colour": pd.Categorical(X[:, 1]), "b": X[:, 2].astype(float)})
+    sm = SMOTENC(cf, k_neighbors=3, random_state=0)
+    Xr, yr = sm.fit_resample(df, y)
+    ref = imb_over.SMOTENC(cf, k_neighbors=3, random_state=0)
+    Xe, ye = ref.fit_resample(df, y)
+    np.testing.assert_array_equal(sm.categorical_features_, ref.categorical_features_)
+    np.testing.assert_array_equal(sm.continuous_features_, ref.continuous_features_)
+    assert Xr.dtypes.tolist() == Xe.dtypes.tolist() and list(Xr.columns) == list(Xe.columns)
+    np.testing.assert_array_equal(np.bincount(yr), np.bincount(ye))
+    np.testing.assert_array_equal(sm.feature_names_in_, ["a", "colour", "b"])
+    plain = SMOTENC([1], k_neighbors=3, random_state=0).fit_resample(X, y)[0]
+    np.testing.assert_array_equal(Xr["colour"].to_numpy().astype(object), plain[:, 1])
+
+
+def test_smotenc_name_errors():
+    pd = pytest.importorskip("pandas")
+    X, y = _mixed(19)
+    with pytest.raises(InvalidInputError, match="DataFrame"):
+        SMOTENC("auto").fit_resample(X, y)
+    df = pd.DataFrame({"a": X[:, 0].astype(float), "c": X[:, 1], "b": X[:, 2].astype(float)})
+    with pytest.raises(InvalidInputError, match="no column named"):
+        SMOTENC(["nope"]).fit_resample(df, y)
+    with pytest.raises(InvalidInputError, match="no category column"):
+        SMOTENC("auto").fit_resample(df, y)
+    with pytest.raises(InvalidInputError, match="column 1"):
+        SMOTENC([0]).fit_resample(X, y)  # strings in a continuous column
+
+
+def test_smoten_strings_and_encoder():
+    preprocessing = pytest.importorskip("sklearn.preprocessing")
+    rng = np.random.default_rng(20)
+    X = np.column_stack([rng.choice(["a", "b", "c"], 40), rng.choice(["x", "y"], 40)])
+    y = np.array([0] * 30 + [1] * 10)
+    sm = SMOTEN(k_neighbors=3, random_state=0)
+    Xr, yr = sm.fit_resample(X, y)
+    assert Xr.dtype == X.dtype
+    coded = SMOTEN(k_neighbors=3, random_state=0).fit_resample(_as_codes(X.astype(object), [0, 1]), y)[0]
+    decoded = np.column_stack([np.unique(X[:, j])[coded[:, j].astype(np.int64)] for j in range(2)])
+    np.testing.assert_array_equal(Xr, decoded)
+    Xe, ye = imb_over.SMOTEN(k_neighbors=3, random_state=0).fit_resample(X, y)
+    np.testing.assert_array_equal(np.bincount(yr), np.bincount(ye))
+    enc = SMOTEN(k_neighbors=3, random_state=0, categorical_encoder=preprocessing.OrdinalEncoder())
+    np.testing.assert_array_equal(enc.fit_resample(X, y)[0], Xr)
