@@ -436,3 +436,21 @@ def test_smoten_strings_and_encoder():
     np.testing.assert_array_equal(np.bincount(yr), np.bincount(ye))
     enc = SMOTEN(k_neighbors=3, random_state=0, categorical_encoder=preprocessing.OrdinalEncoder())
     np.testing.assert_array_equal(enc.fit_resample(X, y)[0], Xr)
+
+
+@pytest.mark.parametrize("name", ["EditedNearestNeighbours", "RepeatedEditedNearestNeighbours", "AllKNN"])
+def test_cleaners_take_neighbors_object(backend, name):
+    X, y = _data(21, n=(90, 40, 20))
+    ours, peer = getattr(gpuknn.resampling, name), getattr(imb_under, name)
+    nn = sk_neighbors.NearestNeighbors(n_neighbors=4)
+    s = ours(n_neighbors=nn)
+    Xr, _ = s.fit_resample(backend.asarray(X), backend.asarray(y))
+    ref = peer(n_neighbors=nn)
+    ref.fit_resample(X, y)
+    np.testing.assert_array_equal(np.sort(s.sample_indices_), np.sort(ref.sample_indices_))
+    by_int = ours(n_neighbors=3)
+    by_int.fit_resample(backend.asarray(X), backend.asarray(y))
+    np.testing.assert_array_equal(s.sample_indices_, by_int.sample_indices_)
+    assert_xp(Xr, X[s.sample_indices_], backend)
+    assert isinstance(s.nn_, sk_neighbors.NearestNeighbors) and s.nn_ is not nn
+    assert isinstance(by_int.nn_, gpuknn.NearestNeighbors) and by_int.nn_.n_neighbors == 4

@@ -15,7 +15,7 @@ import numpy as np
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
 from ..ops.votes import vote_counts
-from ._base import BaseSampler, Labels, gather, self_neighbors
+from ._base import BaseSampler, Labels, fitted, gather, neighbors_param, self_neighbors
 
 __all__ = ["TomekLinks", "EditedNearestNeighbours", "NeighbourhoodCleaningRule", "tomek_keep", "enn_keep"]
 
@@ -54,8 +54,12 @@ def enn_keep(
     kind_sel: str = "all",
     metric: str = "euclidean",
     working_memory: float | None = None,
+    estimator: Any = None,
 ) -> np.ndarray:
     """Host bool mask (n,) of samples kept by Wilson's editing (only ``clean`` classes edited).
+
+    ``estimator`` (a NearestNeighbors-like object, optional) runs the search instead of the
+    engine (see :func:`~gpuknn.resampling._base.self_neighbors`).
 
     ``kind_sel="all"``: kept when all ``n_neighbors`` neighbours share its class;
     ``"mode"``: kept when the neighbours' majority vote (ties -> lowest class) is its class.
@@ -68,7 +72,7 @@ def enn_keep(
     rows = np.flatnonzero(np.asarray(clean, dtype=bool)[codes])
     if rows.size == 0:
         return keep
-    nb = self_neighbors(X, n_neighbors, rows=rows, metric=metric, working_memory=working_memory)
+    nb = self_neighbors(X, n_neighbors, rows=rows, metric=metric, working_memory=working_memory, estimator=estimator)
     y = from_numpy(codes, xp, device=dev)
     labels = gather(y, nb)
     own = from_numpy(codes[rows], xp, device=dev)
@@ -153,7 +157,10 @@ class EditedNearestNeighbours(_NeighbourCleaner):
     ----------
     sampling_strategy : str or list, default "auto"
         Classes that are edited (``"auto"`` = all but the minority); others are kept whole.
-    n_neighbors : int, default 3
+    n_neighbors : int or NearestNeighbors-like object, default 3
+        An object with ``fit`` and ``kneighbors`` is cloned and searches instead (its
+        ``n_neighbors`` counts the sample itself: ``k = n_neighbors - 1``), as in
+        imbalanced-learn.
         Neighbours examined (the sample itself excluded).
     kind_sel : {"all", "mode"}, default "all"
         ``"all"``: removed unless every neighbour has its class. ``"mode"``: removed unless
@@ -167,6 +174,7 @@ class EditedNearestNeighbours(_NeighbourCleaner):
 
     Attributes
     ----------
+    nn_ : NearestNeighbors-like, the search object, fitted on X
     sample_indices_ : int64 array (m,)
         Grouped by class in sorted-label order, ascending within a class — the order of
         imbalanced-learn, whose indices it reproduces.
@@ -204,15 +212,20 @@ class EditedNearestNeighbours(_NeighbourCleaner):
         self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
+        k, self.nn_, est = neighbors_param(
+            self.n_neighbors, "n_neighbors", metric=self.metric, working_memory=self.working_memory
+        )
+        fitted(self.nn_, est, X)
         keep = enn_keep(
             X,
             lab.codes,
             self._clean_mask(lab),
             lab.classes.shape[0],
-            n_neighbors=_check_k(self.n_neighbors),
+            n_neighbors=k,
             kind_sel=self.kind_sel,
             metric=self.metric,
             working_memory=self.working_memory,
+            estimator=est,
         )
         return _class_order(keep, lab.codes)
 
