@@ -206,7 +206,7 @@ def fitted(nn: Any, estimator: Any, X: Any) -> Any:
     """``nn`` fitted on X when the searches bypassed it (an int parameter: the engine ran
     them), so the sampler's ``nn_k_``-like attribute is fitted as imbalanced-learn's is."""
     if estimator is None and nn is not None:
-        nn.fit(X)
+        nn.fit(X if isinstance(nn, BaseEstimator) else to_numpy(X))
     return nn
 
 
