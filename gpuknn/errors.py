@@ -8,6 +8,7 @@ values that were wrong.
 
 from __future__ import annotations
 
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
 __all__ = [
@@ -18,8 +19,10 @@ __all__ = [
     "DataNotFoundError",
     "CorruptDataError",
     "DeviceUnavailableError",
+    "ResamplingError",
     "ConvergenceWarning",
     "EmptyNeighborhoodWarning",
+    "FewerClustersWarning",
     "RunDirError",
     "WorkingMemoryWarning",
 ]
@@ -55,8 +58,20 @@ class DeviceUnavailableError(GpuknnError, RuntimeError):
     """``device="gpu"`` was asked for but CuPy or a CUDA device is missing."""
 
 
+class ResamplingError(GpuknnError, RuntimeError):
+    """A sampler cannot resample this data with the estimator or settings given: no cluster
+    of KMeans-SMOTE holds enough samples of a class, a clusterer fitted without
+    ``cluster_centers_``. imbalanced-learn raises ``RuntimeError`` there, and this is one."""
+
+
 class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at ``max_iter`` before meeting its tolerance."""
+
+
+class FewerClustersWarning(ConvergenceWarning, _SklearnConvergenceWarning):
+    """:class:`~gpuknn.cluster.KMeans` found fewer distinct clusters than ``n_clusters``
+    (duplicate points, most often). Both gpuknn's and scikit-learn's ``ConvergenceWarning``,
+    as scikit-learn warns with the latter there."""
 
 
 class EmptyNeighborhoodWarning(UserWarning):

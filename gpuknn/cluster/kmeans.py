@@ -16,6 +16,8 @@ on the host; the arrays stay in X's namespace.
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, ClusterMixin, Transfor
 from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
 from .._delegation import on_input_device
 from ..base import BaseEstimator, check_is_fitted, validate_data
-from ..errors import InvalidInputError
+from ..errors import FewerClustersWarning, InvalidInputError
 
 __all__ = ["KMeans", "kmeans_plusplus"]
 
@@ -147,16 +149,31 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
 
     Parameters
     ----------
-    n_clusters : int
-    init : "k-means++" or array of shape (n_clusters, d)
-        With an array, a single run is made (``n_init`` is ignored).
-    n_init : int
-        Number of seeded runs; the one with the lowest inertia is kept.
-    max_iter : int
-    tol : float
+    n_clusters : int, default 8
+    init : "k-means++", "random", callable or array of shape (n_clusters, d)
+        ``"k-means++"``: greedy k-means++ seeding; ``"random"``: ``n_clusters`` distinct rows
+        drawn uniformly (a permutation's first rows, as scikit-learn); a callable
+        ``init(X, n_clusters, random_state)`` returns the initial centres, called as
+        scikit-learn does with X **centred** on its column means (``random_state`` is the
+        run's ``numpy.random.Generator``); an array gives the centres (a single run is made).
+    n_init : "auto" or int, default "auto"
+        Number of seeded runs; the one with the lowest inertia is kept. ``"auto"`` (as
+        scikit-learn 1.4+): 1 for ``"k-means++"`` and an array, 10 for ``"random"`` and a
+        callable. With an array only one run is made whatever ``n_init``.
+    max_iter : int, default 300
+    tol : float, default 1e-4
         Relative tolerance on the total squared centre shift, scaled by the mean feature
         variance of X (scikit-learn's semantics).
+    verbose : int, default 0
+        Accepted for scikit-learn compatibility; the library never prints.
     random_state : int, numpy Generator or None
+    copy_x : bool, default True
+        Accepted for scikit-learn compatibility: X is never modified (the centred copy the
+        iterations run on is always a new array), so ``True`` and ``False`` behave alike.
+    algorithm : {"lloyd", "elkan"}, default "lloyd"
+        ``"elkan"`` is accepted and runs the same Lloyd iterations (one GEMM per
+        iteration, no triangle-inequality bounds): the result is identical to ``"lloyd"``,
+        as scikit-learn's two algorithms converge to the same partition.
 
     Attributes
     ----------
@@ -164,6 +181,12 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     labels_ : int64 array (n,)
     inertia_ : float, sum of squared distances to the assigned centre
     n_iter_ : int, iterations of the kept run
+
+    Warns
+    -----
+    FewerClustersWarning
+        Fewer distinct labels than ``n_clusters`` were found (duplicate points); also
+        scikit-learn's ``ConvergenceWarning``.
 
     Complexity O(n_init · n_iter · n K d).
 
@@ -176,13 +199,39 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     0.01
     """
 
-    def __init__(self, n_clusters=8, *, init="k-means++", n_init=10, max_iter=300, tol=1e-4, random_state=None):
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        init="k-means++",
+        n_init="auto",
+        max_iter=300,
+        tol=1e-4,
+        verbose=0,
+        random_state=None,
+        copy_x=True,
+        algorithm="lloyd",
+    ):
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
+        self.verbose = verbose
         self.random_state = random_state
+        self.copy_x = copy_x
+        self.algorithm = algorithm
+
+    def _n_init(self) -> int:
+        """``n_init`` resolved as scikit-learn 1.9 does ("auto": 1 or 10 by ``init``)."""
+        n_init = self.n_init
+        if isinstance(n_init, str):
+            if n_init != "auto":
+                raise InvalidInputError(f"n_init must be 'auto' or an int >= 1, got {n_init!r}")
+            return 10 if (isinstance(self.init, str) and self.init == "random") or callable(self.init) else 1
+        if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or int(n_init) < 1:
+            raise InvalidInputError(f"n_init must be 'auto' or an int >= 1, got {n_init!r}")
+        return int(n_init)
 
     def _check(self, X: Any) -> tuple[Any, Any]:
         xp = array_namespace(X)
@@ -190,10 +239,13 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         n = int(X.shape[0])
         if not isinstance(self.n_clusters, (int, np.integer)) or not 1 <= self.n_clusters <= n:
             raise InvalidInputError(f"n_clusters must be an int in [1, n_samples={n}], got {self.n_clusters!r}")
-        if int(self.max_iter) < 1 or int(self.n_init) < 1 or float(self.tol) < 0:
-            raise InvalidInputError(
-                f"need max_iter >= 1, n_init >= 1, tol >= 0; got {self.max_iter}, {self.n_init}, {self.tol}"
-            )
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+            raise InvalidInputError(f"max_iter must be an int >= 1, got {self.max_iter!r}")
+        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not float(self.tol) >= 0:
+            raise InvalidInputError(f"tol must be a float >= 0, got {self.tol!r}")
+        if not isinstance(self.algorithm, str) or self.algorithm not in ("lloyd", "elkan"):
+            raise InvalidInputError(f"algorithm must be 'lloyd' or 'elkan', got {self.algorithm!r}")
+        self._n_init()  # validated here, used in fit
         return X, xp
 
     def fit(self, X: Any, y: Any = None) -> KMeans:
@@ -204,29 +256,78 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         Xc = X - mean  # centring keeps the GEMM form accurate, as scikit-learn does
         x_sq = xp.sum(Xc * Xc, axis=1)
         tol = float(xp.mean(xp.var(X, axis=0))) * float(self.tol)
-        if isinstance(self.init, str):
-            if self.init != "k-means++":
-                raise InvalidInputError(f"init must be 'k-means++' or an array, got {self.init!r}")
-            rng = np.random.default_rng(self.random_state)
-            starts = [kmeans_plusplus(Xc, K, random_state=rng)[0] for _ in range(int(self.n_init))]
+        n = int(X.shape[0])
+        init = self.init
+        rng = np.random.default_rng(self.random_state)
+        if isinstance(init, str):
+            if init not in ("k-means++", "random"):
+                raise InvalidInputError(f"init must be 'k-means++', 'random', a callable or an array, got {init!r}")
+            n_runs = self._n_init()
+        elif callable(init):
+            n_runs = self._n_init()
         else:
-            C0 = (
-                self.init if hasattr(self.init, "shape") else from_numpy(np.asarray(self.init), xp, device=device_of(X))
-            )
-            C0 = validate_matrix(C0, xp, name="init", dtype=X.dtype, device=device_of(X))
-            if tuple(C0.shape) != (K, int(X.shape[1])):
-                raise InvalidInputError(f"init must have shape {(K, int(X.shape[1]))}, got {tuple(C0.shape)}")
-            starts = [C0 - mean]
+            C0 = self._centres(init, X, K, xp)
+            n_runs = 1
+        kind = init if isinstance(init, str) else "callable" if callable(init) else "array"
         best = None
-        for C in starts:
+        # Each run is seeded and iterated before the next is drawn, so only one set of
+        # starting centres is held at a time.
+        for _ in range(n_runs):
+            if kind == "k-means++":
+                C = kmeans_plusplus(Xc, K, random_state=rng)[0]
+            elif kind == "random":
+                pick = from_numpy(rng.permutation(n)[:K].astype(np.int64), xp, device=device_of(X))
+                C = xp.take(Xc, pick, axis=0)
+            elif kind == "callable":
+                C = self._centres(init(Xc, K, random_state=rng), X, K, xp)
+            else:
+                C = C0 - mean
             run = _lloyd(Xc, x_sq, C, int(self.max_iter), tol, xp)
             if best is None or run[1] < best[1]:
                 best = run
         labels, inertia, centers, n_iter = best
+        distinct = int(np.unique(to_numpy(labels)).shape[0])
+        if distinct < K:
+            warnings.warn(
+                f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({K}). "
+                "Possibly due to duplicate points in X.",
+                FewerClustersWarning,
+                stacklevel=2,
+            )
         self.labels_, self.inertia_, self.n_iter_ = labels, inertia, n_iter
         self.cluster_centers_ = centers + mean
         self.n_features_in_ = int(X.shape[1])
         return self
+
+    @staticmethod
+    def _centres(C0: Any, X: Any, K: int, xp: Any) -> Any:
+        """An ``init`` array (or a callable's answer) as (K, d) centres in X's namespace."""
+        dev = device_of(X)
+        try:
+            same = array_namespace(C0) is xp and device_of(C0) == dev
+        except TypeError:
+            same = False
+        if not same:
+            C0 = from_numpy(np.asarray(to_numpy(C0) if hasattr(C0, "shape") else C0, dtype=np.float64), xp, device=dev)
+        C0 = validate_matrix(C0, xp, name="init", dtype=X.dtype, device=dev)
+        if tuple(C0.shape) != (K, int(X.shape[1])):
+            raise InvalidInputError(f"init must have shape {(K, int(X.shape[1]))}, got {tuple(C0.shape)}")
+        return C0
+
+    def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
+        """Opposite of the k-means objective of X on the fitted centres (scikit-learn's
+        ``score``): ``-sum_i min_k |x_i - c_k|^2``, optionally weighted per row."""
+        X, xp = self._checked_input(X)
+        C = self.cluster_centers_
+        labels = xp.argmin(_sq_dists(X, xp.sum(X * X, axis=1), C, xp), axis=1)
+        R = X - xp.take(C, labels, axis=0)  # exact residuals, as the fitted inertia
+        d = xp.sum(R * R, axis=1)
+        if sample_weight is not None:
+            w = from_numpy(np.asarray(to_numpy(sample_weight), dtype=np.float64), xp, device=device_of(X))
+            if tuple(w.shape) != (int(X.shape[0]),):
+                raise InvalidInputError(f"sample_weight must have shape ({int(X.shape[0])},), got {tuple(w.shape)}")
+            d = d * xp.astype(w, d.dtype)
+        return -float(xp.sum(d))
 
     @property
     def _n_features_out(self) -> int:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import copy
 import numbers
 from dataclasses import dataclass
 from typing import Any
@@ -21,14 +22,24 @@ import array_api_compat
 import numpy as np
 from sklearn.base import OneToOneFeatureMixin
 
-from .._backend import array_namespace, device_of, from_numpy, to_numpy
+from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from .._delegation import take_rows
 from .._labels import encode_host
-from ..base import BaseEstimator, validate_data
+from ..base import BaseEstimator, clone, validate_data
 from ..errors import InvalidInputError
+from ..neighbors import NearestNeighbors
 from ..ops.kneighbors import kneighbors
 
-__all__ = ["BaseSampler", "Labels", "encode_labels", "check_sampling_strategy", "self_neighbors", "gather"]
+__all__ = [
+    "BaseSampler",
+    "Labels",
+    "encode_labels",
+    "check_sampling_strategy",
+    "fitted",
+    "neighbors_param",
+    "self_neighbors",
+    "gather",
+]
 
 _KINDS = ("minority", "majority", "not minority", "not majority", "all", "auto")
 
@@ -161,15 +172,70 @@ def _dict_strategy(strategy: dict, lab: Labels, sampling_type: str) -> dict[int,
     return dict(sorted(out.items()))
 
 
+def neighbors_param(
+    value: Any, name: str, *, metric: str = "euclidean", working_memory: Any = None
+) -> tuple[int, Any, Any]:
+    """``(k, nn, estimator)`` for imbalanced-learn's ``k_neighbors`` / ``n_neighbors`` / ``m_neighbors``.
+
+    An int ``k >= 1`` gives ``nn`` = an unfitted ``gpuknn.NearestNeighbors(k + 1)`` with
+    ``metric`` (imbalanced-learn's ``check_neighbors_object`` with ``additional_neighbor=1``:
+    the sample itself is counted) and the searches run on the engine directly. An object with
+    ``fit`` and ``kneighbors`` (gpuknn's or scikit-learn's ``NearestNeighbors``, fitted or not)
+    is cloned; its ``n_neighbors`` counts the sample itself, so ``k = n_neighbors - 1``, and
+    the searches go through it (its own metric). ``estimator`` is ``nn`` for an object and
+    ``None`` for an int: pass it to :func:`self_neighbors`. The sampler keeps ``nn`` fitted
+    on the last rows searched, as imbalanced-learn's ``nn_k_`` (see :func:`fitted`).
+    """
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
+        k = check_int(value, name=name, low=1)
+        return k, NearestNeighbors(n_neighbors=k + 1, metric=metric, working_memory=working_memory), None
+    if not (callable(getattr(value, "fit", None)) and callable(getattr(value, "kneighbors", None))):
+        raise InvalidInputError(
+            f"{name} must be an int >= 1 or a NearestNeighbors-like object with fit and kneighbors, got {value!r}"
+        )
+    nn = clone(value) if hasattr(value, "get_params") else copy.deepcopy(value)
+    n = nn.get_params().get("n_neighbors") if hasattr(nn, "get_params") else getattr(nn, "n_neighbors", None)
+    if not isinstance(n, (numbers.Integral, np.integer)) or isinstance(n, bool) or int(n) < 2:
+        raise InvalidInputError(
+            f"{name}={value!r}: its n_neighbors (={n!r}) counts the sample itself, so it must be an int >= 2"
+        )
+    return int(n) - 1, nn, nn
+
+
+def fitted(nn: Any, estimator: Any, X: Any) -> Any:
+    """``nn`` fitted on X when the searches bypassed it (an int parameter: the engine ran
+    them), so the sampler's ``nn_k_``-like attribute is fitted as imbalanced-learn's is."""
+    if estimator is None and nn is not None:
+        nn.fit(X if isinstance(nn, BaseEstimator) else to_numpy(X))
+    return nn
+
+
+def _estimator_neighbors(nn: Any, Q: Any, X: Any, k: int) -> Any:
+    """``nn`` fitted on X, the indices (m, k+1) of Q's neighbours, in X's namespace/device.
+    gpuknn's estimators take the arrays as they are, others get host NumPy copies."""
+    xp, dev = array_namespace(X), device_of(X)
+    ours = isinstance(nn, BaseEstimator)
+    nn.fit(X if ours else to_numpy(X))
+    idx = nn.kneighbors(Q if ours else to_numpy(Q), n_neighbors=k + 1, return_distance=False)
+    return from_numpy(np.asarray(to_numpy(idx), dtype=np.int64), xp, device=dev)
+
+
 def self_neighbors(
-    X: Any, k: int, *, rows: Any = None, metric: str = "euclidean", working_memory: float | None = None
+    X: Any,
+    k: int,
+    *,
+    rows: Any = None,
+    metric: str = "euclidean",
+    working_memory: float | None = None,
+    estimator: Any = None,
 ) -> Any:
     """Indices (m, k) of the k nearest *other* samples of X for each query row.
 
     ``rows`` (host int array, optional) picks the query rows; default all. One call to
-    :func:`kneighbors` with k+1, then the query's own index is removed (the last column
-    when the query is not in its list, which only happens among exact duplicates).
-    Ties: lower index first.
+    :func:`kneighbors` with k+1 (or, with ``estimator``, its ``fit(X)`` and
+    ``kneighbors(Q, k + 1)``), then the query's own index is removed (the last column when
+    the query is not in its list, which only happens among exact duplicates).
+    Ties: lower index first (the estimator's order with one).
     """
     xp = array_namespace(X)
     n = int(X.shape[0])
@@ -179,7 +245,10 @@ def self_neighbors(
     ids = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
     ids_x = from_numpy(ids, xp, device=dev)
     Q = X if rows is None else xp.take(X, ids_x, axis=0)
-    idx = kneighbors(Q, X, k + 1, metric=metric, working_memory=working_memory, return_distance=False)
+    if estimator is not None:
+        idx = _estimator_neighbors(estimator, Q, X, k)
+    else:
+        idx = kneighbors(Q, X, k + 1, metric=metric, working_memory=working_memory, return_distance=False)
     is_self = idx == ids_x[:, None]
     last = xp.arange(k + 1, device=dev)[None, :] == k
     drop = xp.where(xp.any(is_self, axis=1, keepdims=True), is_self, last)

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 from numpy.random import default_rng
 
-from .._backend import check_int, device_of, from_numpy, to_numpy
+from .._backend import device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
 from ..ops.limits import check_working_memory
-from ._base import BaseSampler, Labels, gather, self_neighbors
+from ._base import BaseSampler, Labels, fitted, gather, neighbors_param, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
 __all__ = ["ADASYN", "BorderlineSMOTE"]
@@ -50,15 +50,20 @@ class ADASYN(BaseSampler):
         ``"auto"`` = every class but the majority is brought (about) to the majority's count.
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng`; one stream for the whole fit.
-    n_neighbors : int, default 5
+    n_neighbors : int or NearestNeighbors-like object, default 5
         Used for the weights (whole data) and for the interpolation (the class only): each
-        over-sampled class needs at least ``n_neighbors + 1`` samples.
+        over-sampled class needs at least ``k + 1`` samples. An object with ``fit`` and
+        ``kneighbors`` is cloned and searches instead (its ``n_neighbors`` counts the sample
+        itself, so ``k = n_neighbors - 1``; its own metric), as in imbalanced-learn.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
     sampling_strategy_ : dict ``{label: samples asked}`` (imbalanced-learn's, before rounding)
+    nn_ : NearestNeighbors-like
+        The search object (``gpuknn.NearestNeighbors(k + 1)`` for an int ``n_neighbors``),
+        fitted on the last over-sampled class, as imbalanced-learn's.
     weights_ : dict ``{label: float64 array (n_c,)}``
         The normalised ratios ``r_i`` of the class's members (in index order).
     n_generated_ : dict ``{label: int64 array (n_c,)}``
@@ -111,7 +116,9 @@ class ADASYN(BaseSampler):
         self.working_memory = working_memory
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        k = check_int(self.n_neighbors, name="n_neighbors", low=1)
+        k, self.nn_, est = neighbors_param(
+            self.n_neighbors, "n_neighbors", metric=self.metric, working_memory=self.working_memory
+        )
         _check_metric_args(self)
         check_class_sizes(self._strategy, lab, k, f"ADASYN with n_neighbors={k}")
         rng = default_rng(self.random_state)
@@ -124,7 +131,7 @@ class ADASYN(BaseSampler):
             if n_new == 0:
                 continue
             members = np.flatnonzero(lab.codes == c)
-            nn_all = self_neighbors(X, k, rows=members, **kw)
+            nn_all = self_neighbors(X, k, rows=members, estimator=est, **kw)
             other = to_numpy(xp.sum(xp.astype(gather(codes_x, nn_all) != c, xp.int64), axis=1))
             ratio = other.astype(np.float64) / k
             if not np.sum(ratio):
@@ -143,7 +150,8 @@ class ADASYN(BaseSampler):
             self.weights_[lab.label(c)] = ratio
             self.n_generated_[lab.label(c)] = n_gen
             Xc = xp.take(X, from_numpy(members, xp, device=dev), axis=0)
-            nn = self_neighbors(Xc, k, **kw)
+            nn = self_neighbors(Xc, k, estimator=est, **kw)
+            fitted(self.nn_, est, Xc)
             rows = np.repeat(np.arange(members.shape[0], dtype=np.int64), n_gen)
             cols = rng.integers(0, k, size=total)
             steps = rng.random(total)
@@ -174,10 +182,13 @@ class BorderlineSMOTE(BaseSampler):
     sampling_strategy : str, float, dict or callable, default "auto"
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng` (see Notes).
-    k_neighbors : int, default 5
-        Borderline-1: each over-sampled class needs at least ``k_neighbors + 1`` samples.
-    m_neighbors : int, default 10
-        Neighbours deciding the danger; needs ``m_neighbors + 1`` samples in all.
+    k_neighbors : int or NearestNeighbors-like object, default 5
+        Borderline-1: each over-sampled class needs at least ``k + 1`` samples.
+    m_neighbors : int or NearestNeighbors-like object, default 10
+        Neighbours deciding the danger; needs ``m + 1`` samples in all. For either, an object
+        with ``fit`` and ``kneighbors`` is cloned and searches instead (its ``n_neighbors``
+        counts the sample itself: ``k = n_neighbors - 1``; its own metric), as in
+        imbalanced-learn.
     kind : {"borderline-1", "borderline-2"}, default "borderline-1"
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
@@ -187,7 +198,10 @@ class BorderlineSMOTE(BaseSampler):
     sampling_strategy_ : dict ``{label: samples asked}``
     in_danger_indices_ : dict ``{label: int64 array}``
         Indices into the input of the class's samples in danger (only classes that have
-        some; imbalanced-learn's ``in_danger_indices``).
+        some); ``in_danger_indices`` is the same dict under imbalanced-learn's name.
+    nn_k_, nn_m_ : NearestNeighbors-like
+        The search objects (``gpuknn.NearestNeighbors(k + 1)`` for an int), fitted on the
+        rows last searched, as imbalanced-learn's.
     base_indices_, neighbor_indices_ : int64 arrays (n_new,)
         Indices into the input of each new point's seed and chosen neighbour.
 
@@ -239,8 +253,9 @@ class BorderlineSMOTE(BaseSampler):
         self.working_memory = working_memory
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
-        m = check_int(self.m_neighbors, name="m_neighbors", low=1)
+        kw = dict(metric=self.metric, working_memory=self.working_memory)
+        k, self.nn_k_, est_k = neighbors_param(self.k_neighbors, "k_neighbors", **kw)
+        m, self.nn_m_, est_m = neighbors_param(self.m_neighbors, "m_neighbors", **kw)
         if not isinstance(self.kind, str) or self.kind not in _KINDS:
             raise InvalidInputError(f"kind must be one of {_KINDS}, got {self.kind!r}")
         _check_metric_args(self)
@@ -262,23 +277,27 @@ class BorderlineSMOTE(BaseSampler):
         kw = dict(metric=self.metric, working_memory=self.working_memory)
         new_rows, new_codes, bases, nbrs = [], [], [], []
         self.in_danger_indices_ = {}
+        self.in_danger_indices = {}  # imbalanced-learn's name (no trailing underscore)
         for c, n_new in self._strategy.items():
             if n_new == 0:
                 continue
             members = np.flatnonzero(lab.codes == c)
-            nn_m = self_neighbors(X, m, rows=members, **kw)
+            nn_m = self_neighbors(X, m, rows=members, estimator=est_m, **kw)
+            fitted(self.nn_m_, est_m, X)
             other = xp.sum(xp.astype(gather(codes_x, nn_m) != c, xp.int64), axis=1)
             danger = to_numpy((2 * other >= m) & (other < m)).astype(bool)
             if not danger.any():
                 continue
             seeds = members[danger]
             self.in_danger_indices_[lab.label(c)] = seeds
+            self.in_danger_indices[lab.label(c)] = seeds
             rng = default_rng(self.random_state)
             flat = rng.integers(0, seeds.shape[0] * k, size=n_new)
             steps = rng.random(n_new)
             rows, cols = flat // k, flat % k
             if two:
-                nn = self_neighbors(X, k, rows=seeds, **kw)
+                nn = self_neighbors(X, k, rows=seeds, estimator=est_k, **kw)
+                fitted(self.nn_k_, est_k, X)
                 pick_h = to_numpy(nn)[rows, cols]
                 mask = lab.codes[pick_h] != c
                 scale = np.ones(n_new, dtype=np.float64)
@@ -290,7 +309,8 @@ class BorderlineSMOTE(BaseSampler):
             else:
                 Xc = xp.take(X, from_numpy(members, xp, device=dev), axis=0)
                 pos = np.flatnonzero(danger)
-                nn = self_neighbors(Xc, k, rows=pos, **kw)
+                nn = self_neighbors(Xc, k, rows=pos, estimator=est_k, **kw)
+                fitted(self.nn_k_, est_k, Xc)
                 X_seed = xp.take(Xc, from_numpy(pos, xp, device=dev), axis=0)
                 X_new, pick = interpolate(X_seed, Xc, nn, rows, cols, steps)
                 nbrs.append(members[to_numpy(pick).astype(np.int64)])

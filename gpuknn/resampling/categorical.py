@@ -24,7 +24,7 @@ from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..base import clone
 from ..errors import InvalidInputError
 from ..ops.limits import check_working_memory
-from ._base import BaseSampler, Labels, self_neighbors
+from ._base import BaseSampler, Labels, fitted, neighbors_param, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
 __all__ = ["SMOTENC", "SMOTEN"]
@@ -47,6 +47,71 @@ def _categories(X_cat: np.ndarray, encoder: Any, name: str) -> list[np.ndarray]:
     if len(cats) != X_cat.shape[1]:
         raise InvalidInputError(f"categorical_encoder gave {len(cats)} category lists for {X_cat.shape[1]} {name}")
     return cats
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _host_values(X: Any) -> bool:
+    """X holds categories that are not numbers (strings, objects, pandas categoricals): a
+    DataFrame, or a host object / string array or list of rows. Such X is encoded on the host
+    (each categorical column's sorted values -> 0, 1, ...) and decoded after resampling."""
+    if _is_frame(X):
+        return True
+    if isinstance(X, (list, tuple)):
+        X = np.asarray(X, dtype=object)
+        return X.ndim == 2 and any(isinstance(v, (str, bytes)) for v in X.ravel())
+    return isinstance(X, np.ndarray) and X.dtype.kind in "OUS"
+
+
+def _host_matrix(X: Any) -> np.ndarray:
+    if _is_frame(X):
+        return X.to_numpy(dtype=object)
+    return np.asarray(X, dtype=object if isinstance(X, (list, tuple)) else None)
+
+
+def _sorted_values(col: np.ndarray, j: int) -> np.ndarray:
+    try:
+        return np.unique(col)
+    except TypeError as exc:
+        raise InvalidInputError(f"categorical column {j} mixes values that cannot be sorted: {exc}") from exc
+
+
+def _resample_encoded(sampler: Any, X: Any, y: Any, cat: np.ndarray, numeric_fit: Any) -> tuple[Any, Any]:
+    """Resample host X whose columns ``cat`` hold arbitrary categories: the categories are
+    replaced by their positions among the column's sorted values (float64, the other columns
+    as float64), ``numeric_fit(X_num, y)`` resamples that, and the new rows are decoded back
+    (the input rows are returned as they were). The output is an array of X's dtype (object
+    for a DataFrame, which the caller turns back into one)."""
+    Xh = _host_matrix(X)
+    if Xh.ndim != 2:
+        raise InvalidInputError(f"X must be 2-D (n_samples, n_features), got shape {Xh.shape}")
+    n, d = Xh.shape
+    values = {}
+    X_num = np.empty((n, d), dtype=np.float64)
+    for j in range(d):
+        if j in set(cat.tolist()):
+            values[j] = _sorted_values(Xh[:, j], j)
+            X_num[:, j] = np.searchsorted(values[j], Xh[:, j])
+        else:
+            try:
+                X_num[:, j] = Xh[:, j].astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(
+                    f"X column {j} is not among the categorical features but holds non-numbers ({exc})"
+                ) from exc
+    X_res, y_res = numeric_fit(X_num, y)
+    out = np.empty((int(X_res.shape[0]), d), dtype=Xh.dtype)
+    out[:n] = Xh
+    new = X_res[n:]
+    for j in range(d):
+        out[n:, j] = values[j][new[:, j].astype(np.int64)] if j in values else new[:, j]
+    sampler.categories_ = [values[j] for j in sorted(values)]
+    sampler.n_features_in_ = d
+    if _is_frame(X) and all(isinstance(c, str) for c in X.columns):
+        sampler.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    return out, y_res
 
 
 def _encode(X_cat: np.ndarray, cats: list[np.ndarray]) -> np.ndarray:
@@ -73,10 +138,14 @@ class SMOTENC(BaseSampler):
 
     Parameters
     ----------
-    categorical_features : array-like of int or of bool
-        Indices of the categorical columns, or a boolean mask of length ``n_features``.
-        ``"auto"`` (pandas dtypes in imbalanced-learn) is not supported. At least one column
-        must be continuous (use :class:`SMOTEN` otherwise).
+    categorical_features : "auto" or array-like of int, bool or str
+        Indices of the categorical columns, a boolean mask of length ``n_features``, column
+        names of a pandas DataFrame, or ``"auto"``: the DataFrame's ``category`` columns (as
+        imbalanced-learn). At least one column must be continuous (use :class:`SMOTEN`
+        otherwise). Categories may be strings or other objects when X is a DataFrame or a host
+        object/string array: they are encoded on the host as their positions among the
+        column's sorted values, resampled as numbers and decoded (the output has X's kind:
+        an object array, a DataFrame with X's dtypes).
     categorical_encoder : None or scikit-learn encoder, default None
         None: the categories are each column's sorted distinct values. An encoder (e.g.
         ``OneHotEncoder``) is cloned and fitted on the categorical columns; only its
@@ -85,13 +154,17 @@ class SMOTENC(BaseSampler):
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng`, once per class and once more per class for the
         tie-breaks (see the module notes).
-    k_neighbors : int, default 5
+    k_neighbors : int or NearestNeighbors-like object, default 5
+        An object with ``fit`` and ``kneighbors`` is cloned and searches the encoded class
+        rows (its ``n_neighbors`` counts the sample itself: ``k = n_neighbors - 1``), as in
+        imbalanced-learn.
     working_memory : float or None
         MiB, passed to :func:`gpuknn.kneighbors`.
 
     Attributes
     ----------
     sampling_strategy_ : dict ``{label: samples added}``
+    nn_k_ : NearestNeighbors-like, fitted on the last class's encoded rows
     categorical_features_, continuous_features_ : int64 arrays
     categories_ : list of host arrays, one per categorical feature
     median_std_ : dict ``{label: float}`` for every over-sampled class
@@ -138,12 +211,50 @@ class SMOTENC(BaseSampler):
         self.k_neighbors = k_neighbors
         self.working_memory = working_memory
 
-    def _columns(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+    def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
+        """Numeric X as is; a DataFrame or host X of strings/objects through the encoding of
+        :func:`_resample_encoded` (its categorical columns found by :meth:`_frame_columns`)."""
+        if not _host_values(X):
+            return super()._fit_resample(X, y, one_hot)
+        cat = self._frame_columns(X)
+        self._cat_columns = cat
+        try:
+            return _resample_encoded(self, X, y, cat, lambda Xn, yn: BaseSampler._fit_resample(self, Xn, yn))
+        finally:
+            del self._cat_columns
+
+    def _frame_columns(self, X: Any) -> np.ndarray:
+        """Categorical column indices for host X: ``"auto"`` = the DataFrame's pandas
+        ``category`` columns; column names of a DataFrame; else indices or a mask."""
         cf = self.categorical_features
+        d = int(_host_matrix(X).shape[1]) if not _is_frame(X) else len(X.columns)
+        if isinstance(cf, str) and cf == "auto":
+            if not _is_frame(X):
+                raise InvalidInputError(
+                    f"categorical_features='auto' needs a pandas DataFrame (its category columns), got {type(X)}"
+                )
+            cat = np.flatnonzero([getattr(t, "name", None) == "category" for t in X.dtypes]).astype(np.int64)
+            if cat.size == 0:
+                raise InvalidInputError("categorical_features='auto': the DataFrame has no category column")
+            return self._columns(d, cat)[0]
+        names = np.atleast_1d(np.asarray(cf, dtype=object)) if not hasattr(cf, "shape") else None
+        if names is not None and names.size and all(isinstance(v, str) for v in names):
+            if not _is_frame(X):
+                raise InvalidInputError(f"categorical_features by name ({cf!r}) needs a pandas DataFrame")
+            cols = list(X.columns)
+            missing = [v for v in names if v not in cols]
+            if missing:
+                raise InvalidInputError(f"categorical_features: no column named {missing} in {cols}")
+            return self._columns(d, np.array([cols.index(v) for v in names], dtype=np.int64))[0]
+        return self._columns(d)[0]
+
+    def _columns(self, d: int, given: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        cf = getattr(self, "_cat_columns", None) if given is None else given
+        cf = self.categorical_features if cf is None else cf
         if isinstance(cf, str):
             raise InvalidInputError(
-                f"categorical_features={cf!r} is not supported (no pandas dtypes here); "
-                "pass column indices or a boolean mask"
+                f"categorical_features={cf!r} needs a pandas DataFrame ('auto': its category columns; "
+                "names: its columns); for arrays pass column indices or a boolean mask"
             )
         try:
             a = np.asarray(to_numpy(cf) if hasattr(cf, "shape") else cf)
@@ -175,7 +286,7 @@ class SMOTENC(BaseSampler):
         return cat, np.setdiff1d(np.arange(d, dtype=np.int64), cat)
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
+        k, self.nn_k_, est = neighbors_param(self.k_neighbors, "k_neighbors", working_memory=self.working_memory)
         cat, cont = self._columns(int(X.shape[1]))
         self.categorical_features_, self.continuous_features_ = cat, cont
         dev = device_of(X)
@@ -204,7 +315,9 @@ class SMOTENC(BaseSampler):
                 onehot[np.arange(n_c), offsets[j] + cc[:, j]] = 1.0
             scale = med / math.sqrt(2)
             enc = xp.astype(from_numpy(onehot * scale, xp, device=dev), X.dtype)
-            nn = self_neighbors(xp.concat([Xc, enc], axis=1), k, working_memory=self.working_memory)
+            X_enc = xp.concat([Xc, enc], axis=1)
+            nn = self_neighbors(X_enc, k, working_memory=self.working_memory, estimator=est)
+            fitted(self.nn_k_, est, X_enc)
             rng = default_rng(self.random_state)
             drawn = np.asarray(rng.integers(0, n_c * k, size=n_new), dtype=np.int64)
             steps = np.asarray(rng.uniform(0.0, 1.0, size=n_new), dtype=np.float64)
@@ -231,6 +344,7 @@ class SMOTENC(BaseSampler):
 
 
 class SMOTEN(BaseSampler):
+    # Strings and objects are encoded on the host, as in SMOTENC (every column categorical).
     """SMOTE for categorical features only (SMOTE-N, Chawla et al. 2002).
 
     Every feature is categorical (its values are the categories). Distances are the Value
@@ -249,6 +363,14 @@ class SMOTEN(BaseSampler):
     working_memory : float or None
         Rows of the class distance matrix computed at once are bounded to about this many MiB
         (default 1024).
+    categorical_encoder : None or encoder, default None
+        None: each feature's categories are its sorted distinct values. An encoder with
+        ``fit`` and ``categories_`` (e.g. scikit-learn's ``OrdinalEncoder``, imbalanced-learn's
+        default) is cloned and fitted on X; only its ``categories_`` are used.
+
+    X may hold strings or other objects (a host object/string array, a DataFrame): they are
+    encoded as their positions among each column's sorted values and decoded after (the
+    output has X's dtype, or X's DataFrame dtypes).
 
     Attributes
     ----------
@@ -289,11 +411,20 @@ class SMOTEN(BaseSampler):
         random_state: Any = None,
         k_neighbors: int = 5,
         working_memory: float | None = None,
+        categorical_encoder: Any = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
         self.k_neighbors = k_neighbors
         self.working_memory = working_memory
+        self.categorical_encoder = categorical_encoder
+
+    def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
+        """Numeric X as is; strings/objects through :func:`_resample_encoded`."""
+        if not _host_values(X):
+            return super()._fit_resample(X, y, one_hot)
+        cat = np.arange(_host_matrix(X).shape[1] if not _is_frame(X) else len(X.columns), dtype=np.int64)
+        return _resample_encoded(self, X, y, cat, lambda Xn, yn: BaseSampler._fit_resample(self, Xn, yn))
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
         k = check_int(self.k_neighbors, name="k_neighbors", low=1)
@@ -302,7 +433,7 @@ class SMOTEN(BaseSampler):
         check_class_sizes(self._strategy, lab, k, f"SMOTEN with k_neighbors={k}")
         dev = device_of(X)
         X_h = to_numpy(X)
-        cats = _categories(X_h, None, "features")
+        cats = _categories(X_h, self.categorical_encoder, "features")
         self.categories_ = cats
         codes = _encode(X_h, cats)
         n_cls = lab.counts.shape[0]

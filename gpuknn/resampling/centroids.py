@@ -11,7 +11,7 @@ from .._backend import array_namespace, device_of, from_numpy, to_numpy, validat
 from .._delegation import take_rows
 from ..base import clone, validate_data
 from ..cluster import KMeans
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, ResamplingError
 from ..ops.kneighbors import kneighbors
 from ._base import BaseSampler, check_sampling_strategy, encode_labels
 
@@ -50,6 +50,14 @@ class ClusterCentroids(BaseSampler):
     sampling_strategy_ : dict ``{label: samples kept}``
     voting_ : str, the voting used
     estimator_ : the estimator fitted last (on the last resampled class)
+
+    Raises
+    ------
+    InvalidInputError
+        A bad ``voting``, ``sampling_strategy`` or an estimator without ``n_clusters``.
+    ResamplingError
+        The fitted estimator has no ``cluster_centers_`` (a ``RuntimeError``, as
+        imbalanced-learn raises).
 
     Notes
     -----
@@ -105,7 +113,9 @@ class ClusterCentroids(BaseSampler):
         self.estimator_ = est
         C = getattr(est, "cluster_centers_", None)
         if C is None:
-            raise InvalidInputError(f"estimator {est!r} has no fitted cluster_centers_")
+            raise ResamplingError(
+                f"estimator {est!r} should be a clustering estimator exposing a fitted cluster_centers_"
+            )
         dev = device_of(Xc)
         try:
             same = array_namespace(C) is xp and device_of(C) == dev

@@ -15,7 +15,7 @@ import numpy as np
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
 from ..ops.votes import vote_counts
-from ._base import BaseSampler, Labels, gather, self_neighbors
+from ._base import BaseSampler, Labels, fitted, gather, neighbors_param, self_neighbors
 
 __all__ = ["TomekLinks", "EditedNearestNeighbours", "NeighbourhoodCleaningRule", "tomek_keep", "enn_keep"]
 
@@ -54,8 +54,12 @@ def enn_keep(
     kind_sel: str = "all",
     metric: str = "euclidean",
     working_memory: float | None = None,
+    estimator: Any = None,
 ) -> np.ndarray:
     """Host bool mask (n,) of samples kept by Wilson's editing (only ``clean`` classes edited).
+
+    ``estimator`` (a NearestNeighbors-like object, optional) runs the search instead of the
+    engine (see :func:`~gpuknn.resampling._base.self_neighbors`).
 
     ``kind_sel="all"``: kept when all ``n_neighbors`` neighbours share its class;
     ``"mode"``: kept when the neighbours' majority vote (ties -> lowest class) is its class.
@@ -68,7 +72,7 @@ def enn_keep(
     rows = np.flatnonzero(np.asarray(clean, dtype=bool)[codes])
     if rows.size == 0:
         return keep
-    nb = self_neighbors(X, n_neighbors, rows=rows, metric=metric, working_memory=working_memory)
+    nb = self_neighbors(X, n_neighbors, rows=rows, metric=metric, working_memory=working_memory, estimator=estimator)
     y = from_numpy(codes, xp, device=dev)
     labels = gather(y, nb)
     own = from_numpy(codes[rows], xp, device=dev)
@@ -106,6 +110,9 @@ class TomekLinks(_NeighbourCleaner):
         majority member of each minority–majority link goes), ``"all"`` = both members.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -126,11 +133,17 @@ class TomekLinks(_NeighbourCleaner):
     """
 
     def __init__(
-        self, *, sampling_strategy: Any = "auto", metric: str = "euclidean", working_memory: float | None = None
+        self,
+        *,
+        sampling_strategy: Any = "auto",
+        metric: str = "euclidean",
+        working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         keep = tomek_keep(X, lab.codes, self._clean_mask(lab), metric=self.metric, working_memory=self.working_memory)
@@ -144,7 +157,10 @@ class EditedNearestNeighbours(_NeighbourCleaner):
     ----------
     sampling_strategy : str or list, default "auto"
         Classes that are edited (``"auto"`` = all but the minority); others are kept whole.
-    n_neighbors : int, default 3
+    n_neighbors : int or NearestNeighbors-like object, default 3
+        An object with ``fit`` and ``kneighbors`` is cloned and searches instead (its
+        ``n_neighbors`` counts the sample itself: ``k = n_neighbors - 1``), as in
+        imbalanced-learn.
         Neighbours examined (the sample itself excluded).
     kind_sel : {"all", "mode"}, default "all"
         ``"all"``: removed unless every neighbour has its class. ``"mode"``: removed unless
@@ -152,9 +168,13 @@ class EditedNearestNeighbours(_NeighbourCleaner):
         class.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
+    nn_ : NearestNeighbors-like, the search object, fitted on X
     sample_indices_ : int64 array (m,)
         Grouped by class in sorted-label order, ascending within a class — the order of
         imbalanced-learn, whose indices it reproduces.
@@ -182,23 +202,30 @@ class EditedNearestNeighbours(_NeighbourCleaner):
         kind_sel: str = "all",
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
         self.kind_sel = kind_sel
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
+        k, self.nn_, est = neighbors_param(
+            self.n_neighbors, "n_neighbors", metric=self.metric, working_memory=self.working_memory
+        )
+        fitted(self.nn_, est, X)
         keep = enn_keep(
             X,
             lab.codes,
             self._clean_mask(lab),
             lab.classes.shape[0],
-            n_neighbors=_check_k(self.n_neighbors),
+            n_neighbors=k,
             kind_sel=self.kind_sel,
             metric=self.metric,
             working_memory=self.working_memory,
+            estimator=est,
         )
         return _class_order(keep, lab.codes)
 
@@ -226,6 +253,9 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
     threshold_cleaning : float > 0, default 0.5
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -253,12 +283,14 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
         threshold_cleaning: float = 0.5,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
         self.threshold_cleaning = threshold_cleaning
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         k = _check_k(self.n_neighbors)

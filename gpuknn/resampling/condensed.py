@@ -84,6 +84,9 @@ class CondensedNearestNeighbour(_SeededCondenser):
         Candidates per batched neighbour search (speed only; results do not depend on it).
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -122,6 +125,7 @@ class CondensedNearestNeighbour(_SeededCondenser):
         block_size: int = 512,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -131,6 +135,7 @@ class CondensedNearestNeighbour(_SeededCondenser):
         self.block_size = block_size
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         k = _positive_int(self.n_neighbors, "n_neighbors", default=1)
@@ -222,6 +227,9 @@ class OneSidedSelection(_SeededCondenser):
     n_seeds_S : int, default 1
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -254,6 +262,7 @@ class OneSidedSelection(_SeededCondenser):
         n_seeds_S: int = 1,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -261,6 +270,7 @@ class OneSidedSelection(_SeededCondenser):
         self.n_seeds_S = n_seeds_S
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         k = _positive_int(self.n_neighbors, "n_neighbors", default=1)

@@ -7,6 +7,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._delegation import take_rows
@@ -18,6 +19,25 @@ from ..neighbors import KNeighborsClassifier
 from ._base import BaseSampler, Labels
 
 __all__ = ["InstanceHardnessThreshold"]
+
+
+_SEED_HIGH = np.iinfo(np.int32).max
+
+
+def _seeded(est: Any, random_state: Any) -> Any:
+    """``est`` with every ``random_state`` parameter (nested ``*__random_state`` too) set
+    from ``random_state``, one draw per parameter in sorted name order: scikit-learn's
+    ``_set_random_states``, which imbalanced-learn applies to its estimator (the same draws
+    for an int seed, so both get the same forest)."""
+    keys = sorted(k for k in est.get_params(deep=True) if k == "random_state" or k.endswith("__random_state"))
+    if not keys:
+        return est
+    if isinstance(random_state, np.random.Generator):
+        draw = lambda: int(random_state.integers(_SEED_HIGH))  # noqa: E731
+    else:
+        rs = check_random_state(random_state)
+        draw = lambda: int(rs.randint(_SEED_HIGH))  # noqa: E731
+    return est.set_params(**{k: draw() for k in keys})
 
 
 class InstanceHardnessThreshold(BaseSampler):
@@ -43,12 +63,15 @@ class InstanceHardnessThreshold(BaseSampler):
         imbalanced-learn's meaning for under-samplers; ``"auto"`` = every class but the
         minority.
     random_state : int, numpy Generator or None
-        Seed of the fold shuffle.
+        Seed of the fold shuffle and of the estimator's ``random_state`` parameters (see Notes).
     cv : int, splitter or iterable of (train, test) pairs, default 5
         An int ``k >= 2``: ``gpuknn.model_selection.StratifiedKFold(k, shuffle=True,
         random_state=random_state)``. A splitter with ``split(X, y)`` (gpuknn's or
         scikit-learn's, e.g. ``sklearn.model_selection.StratifiedKFold``) or index pairs are
         used as given; every sample must be in exactly one test fold.
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the folds run one
+        after the other, each search batched on X's device).
 
     Attributes
     ----------
@@ -57,6 +80,7 @@ class InstanceHardnessThreshold(BaseSampler):
     sampling_strategy_ : dict ``{label: samples asked to keep}``
     probabilities_ : float64 host array of shape (n,)
         Cross-validated probability of each sample's own class.
+    estimator_ : the unfitted estimator cloned for every fold (seeded as in Notes).
 
     Notes
     -----
@@ -68,8 +92,12 @@ class InstanceHardnessThreshold(BaseSampler):
     imbalanced-learn's folds for ``random_state=seed`` and gives the same ``sample_indices_``
     with an equivalent estimator. Unlike imbalanced-learn (which indexes the probability
     columns by the label values), the column of each sample's class is found through
-    ``classes_``, so any labels work. imbalanced-learn seeds an estimator's ``random_state``
-    parameters; gpuknn leaves the estimator's parameters as given.
+    ``classes_``, so any labels work. As imbalanced-learn (scikit-learn's
+    ``_set_random_states``), every ``random_state`` parameter of a given estimator (nested
+    ones too, in sorted ``get_params(deep=True)`` order) is set to
+    ``RandomState(random_state).randint(2**31 - 1)`` draws, so the result depends on this
+    sampler's ``random_state`` only, not on the estimator's own seed (a ``numpy.random.Generator``
+    ``random_state`` draws them with ``integers``).
 
     Only the n probabilities (and class counts) cross to the host; X stays in its namespace.
     Cost: ``cv`` fits and ``predict_proba`` calls (for kNN: one search of each test fold in
@@ -89,12 +117,19 @@ class InstanceHardnessThreshold(BaseSampler):
     _sampling_type = "under-sampling"
 
     def __init__(
-        self, *, estimator: Any = None, sampling_strategy: Any = "auto", random_state: Any = None, cv: Any = 5
+        self,
+        *,
+        estimator: Any = None,
+        sampling_strategy: Any = "auto",
+        random_state: Any = None,
+        cv: Any = 5,
+        n_jobs: int | None = None,
     ):
         self.estimator = estimator
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
         self.cv = cv
+        self.n_jobs = n_jobs
 
     def _checked_estimator(self) -> Any:
         est = self.estimator
@@ -105,7 +140,7 @@ class InstanceHardnessThreshold(BaseSampler):
                 raise InvalidInputError(
                     f"estimator must be a classifier with fit, predict_proba and get_params; {est!r} has no {attr}"
                 )
-        return est
+        return _seeded(clone(est), self.random_state)
 
     def _folds(self, X: Any, codes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         cv = self.cv
@@ -123,6 +158,7 @@ class InstanceHardnessThreshold(BaseSampler):
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         template = self._checked_estimator()
+        self.estimator_ = template
         codes = lab.codes
         folds = self._folds(X, codes)
         codes_x = lab.codes_xp(xp, device_of(X))

@@ -18,15 +18,19 @@ from numpy.random import default_rng
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
 from ..base import BaseEstimator, clone
 from ..cluster import KMeans
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, ResamplingError
 from ..ops.distance import pairwise_distances_chunked
 from ..ops.limits import check_working_memory
-from ._base import BaseSampler, Labels, self_neighbors
+from ._base import BaseSampler, Labels, fitted, neighbors_param, self_neighbors
 from .smote import check_class_sizes, interpolate, record_segments
 
 __all__ = ["KMeansSMOTE"]
 
 _DEFAULT_N_CLUSTERS = 8  # scikit-learn's MiniBatchKMeans default, imbalanced-learn's default clusterer
+# Seeded runs of the default KMeans: the best of 10 (KMeans's n_init="auto" makes one
+# k-means++ run) so that the partition, which decides which clusters are kept, rarely
+# depends on one unlucky seeding.
+_DEFAULT_N_INIT = 10
 
 
 def _real_or_auto(value: Any, name: str) -> Any:
@@ -57,11 +61,14 @@ class KMeansSMOTE(BaseSampler):
         ``"auto"`` = every class but the majority is brought (about) to the majority's count.
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng` (see Notes) and the default clusterer.
-    k_neighbors : int, default 2
+    k_neighbors : int or NearestNeighbors-like object, default 2
+        An object with ``fit`` and ``kneighbors`` is cloned and searches inside each kept
+        cluster (its ``n_neighbors`` counts the sample itself: ``k = n_neighbors - 1``; its own
+        metric), as in imbalanced-learn.
     kmeans_estimator : None, int or estimator, default None
-        ``None``: gpuknn's :class:`~gpuknn.cluster.KMeans` with 8 clusters (imbalanced-learn
-        uses scikit-learn's ``MiniBatchKMeans`` with its default, 8 clusters) and
-        ``random_state``; an int: the same with that many clusters; an estimator with
+        ``None``: gpuknn's :class:`~gpuknn.cluster.KMeans` with 8 clusters, ``n_init=10``
+        (imbalanced-learn uses scikit-learn's ``MiniBatchKMeans`` with its defaults, 8
+        clusters) and ``random_state``; an int: the same with that many clusters; an estimator with
         ``fit_predict`` (or ``fit`` and ``labels_``): a clone of it. Estimators from outside
         gpuknn get X as a host NumPy array.
     cluster_balance_threshold : "auto" or float, default "auto"
@@ -74,11 +81,17 @@ class KMeansSMOTE(BaseSampler):
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB; the sparsity is
         always Euclidean).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
     sampling_strategy_ : dict ``{label: samples asked}``
     kmeans_estimator_ : the fitted clusterer
+    nn_k_ : NearestNeighbors-like
+        The search object (``gpuknn.NearestNeighbors(k + 1)`` for an int), fitted on the last
+        cluster searched.
     cluster_labels_ : int64 array (n,), the cluster of each input row (host)
     cluster_balance_threshold_ : "auto" or float (``-inf`` with a single cluster)
     valid_clusters_ : dict ``{label: int64 array}``, the kept clusters, ascending
@@ -102,7 +115,10 @@ class KMeansSMOTE(BaseSampler):
     ------
     InvalidInputError
         A bad argument (named); a class to over-sample has fewer than ``k_neighbors + 1``
-        samples, or no cluster is kept for it (imbalanced-learn's ``RuntimeError``).
+        samples.
+    ResamplingError
+        No cluster is kept for a class to over-sample (a ``RuntimeError``, as
+        imbalanced-learn raises).
 
     Examples
     --------
@@ -132,6 +148,7 @@ class KMeansSMOTE(BaseSampler):
         density_exponent: Any = "auto",
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -141,13 +158,15 @@ class KMeansSMOTE(BaseSampler):
         self.density_exponent = density_exponent
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _clusterer(self) -> Any:
         est = self.kmeans_estimator
         if est is None:
-            return KMeans(_DEFAULT_N_CLUSTERS, random_state=self.random_state)
+            return KMeans(_DEFAULT_N_CLUSTERS, n_init=_DEFAULT_N_INIT, random_state=self.random_state)
         if isinstance(est, (numbers.Integral, np.integer)) and not isinstance(est, bool):
-            return KMeans(check_int(est, name="kmeans_estimator", low=1), random_state=self.random_state)
+            n = check_int(est, name="kmeans_estimator", low=1)
+            return KMeans(n, n_init=_DEFAULT_N_INIT, random_state=self.random_state)
         if not (hasattr(est, "fit_predict") or hasattr(est, "fit")):
             raise InvalidInputError(
                 f"kmeans_estimator must be None, an int >= 1 or a clusterer with fit_predict, got {est!r}"
@@ -179,7 +198,9 @@ class KMeansSMOTE(BaseSampler):
         return mean**e / m
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
+        k, self.nn_k_, est = neighbors_param(
+            self.k_neighbors, "k_neighbors", metric=self.metric, working_memory=self.working_memory
+        )
         if not isinstance(self.metric, str):
             raise InvalidInputError(f"metric must be a string, got {self.metric!r}")
         if self.working_memory is not None:
@@ -215,7 +236,7 @@ class KMeansSMOTE(BaseSampler):
                 member_sets.append((members, Xcc))
                 sparsity.append(self._sparsity(Xcc, exponent))
             if not kept:
-                raise InvalidInputError(
+                raise ResamplingError(
                     f"KMeansSMOTE: no cluster has enough samples of class {lab.label(c)!r} "
                     f"(cluster_balance_threshold={self.cluster_balance_threshold!r}, k_neighbors={k}); "
                     "lower cluster_balance_threshold or use more clusters (kmeans_estimator)"
@@ -238,7 +259,8 @@ class KMeansSMOTE(BaseSampler):
                 steps = np.asarray(rng.random(int(n_k)), dtype=np.float64)
                 if n_k == 0:
                     continue
-                nn = self_neighbors(Xcc, k, **kw)
+                nn = self_neighbors(Xcc, k, estimator=est, **kw)
+                fitted(self.nn_k_, est, Xcc)
                 X_new, pick = interpolate(Xcc, Xcc, nn, flat // k, flat % k, steps)
                 new_rows.append(X_new)
                 new_codes.append(np.full(int(n_k), c, dtype=np.int64))

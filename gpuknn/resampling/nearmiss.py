@@ -70,6 +70,9 @@ class NearMiss(BaseSampler):
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB; the summed
         "distances" are that metric's).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -111,6 +114,7 @@ class NearMiss(BaseSampler):
         n_neighbors_ver3: int = 3,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.version = version
@@ -118,6 +122,7 @@ class NearMiss(BaseSampler):
         self.n_neighbors_ver3 = n_neighbors_ver3
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         version = self.version

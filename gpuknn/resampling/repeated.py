@@ -15,7 +15,7 @@ import numpy as np
 
 from .._backend import check_int, device_of, from_numpy
 from ..errors import InvalidInputError
-from ._base import BaseSampler, Labels, check_sampling_strategy
+from ._base import BaseSampler, Labels, check_sampling_strategy, fitted, neighbors_param
 from .cleaning import _class_order, enn_keep
 
 __all__ = ["RepeatedEditedNearestNeighbours", "AllKNN"]
@@ -40,9 +40,14 @@ class _RepeatedENN(BaseSampler):
     def _check_common(self) -> int:
         if self.kind_sel not in _KIND_SEL:
             raise InvalidInputError(f"kind_sel must be 'all' or 'mode', got {self.kind_sel!r}")
-        return check_int(self.n_neighbors, name="n_neighbors", low=1)
+        k, self.nn_, self._nn_search = neighbors_param(
+            self.n_neighbors, "n_neighbors", metric=self.metric, working_memory=self.working_memory
+        )
+        return k
 
-    def _round(self, X: Any, lab: Labels, cur: np.ndarray, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _round(
+        self, X: Any, lab: Labels, cur: np.ndarray, k: int, xp: Any, estimator: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """One ENN pass over the samples ``cur``: (new cur, class counts after it)."""
         sub = _sub_labels(lab, cur)
         n_cls = lab.classes.shape[0]
@@ -61,7 +66,9 @@ class _RepeatedENN(BaseSampler):
             kind_sel=self.kind_sel,
             metric=self.metric,
             working_memory=self.working_memory,
+            estimator=estimator,
         )
+        fitted(self.nn_, estimator, Xc)
         order = _class_order(keep, sub.codes)
         return cur[order], np.bincount(sub.codes[order], minlength=n_cls)
 
@@ -89,16 +96,23 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
     ----------
     sampling_strategy : str, list or callable, default "auto"
         Classes edited (``"auto"`` = all but the smallest).
-    n_neighbors : int, default 3
+    n_neighbors : int or NearestNeighbors-like object, default 3
+        An object with ``fit`` and ``kneighbors`` is cloned and searches every round (its
+        ``n_neighbors`` counts the sample itself: ``k = n_neighbors - 1``), as in
+        imbalanced-learn.
         Neighbours examined (the sample itself excluded).
     max_iter : int >= 1, default 100
     kind_sel : {"all", "mode"}, default "all"
         As in :class:`~gpuknn.resampling.cleaning.EditedNearestNeighbours`.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
+    nn_ : NearestNeighbors-like, the search object, fitted on the rows of the last round
     sample_indices_ : int64 array (m,)
         Grouped by class in sorted-label order, ascending within a class.
     n_iter_ : int
@@ -131,6 +145,7 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
         kind_sel: str = "all",
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
@@ -138,6 +153,7 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
         self.kind_sel = kind_sel
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         k = self._check_common()
@@ -145,7 +161,7 @@ class RepeatedEditedNearestNeighbours(_RepeatedENN):
         cur = np.arange(lab.codes.shape[0], dtype=np.int64)
         for it in range(max_iter):  # noqa: B007 - the count is read after the loop
             prev = cur.shape[0]
-            cur, counts = self._round(X, lab, cur, k, xp)
+            cur, counts = self._round(X, lab, cur, k, xp, self._nn_search)
             if cur.shape[0] == prev or self._stops(lab, counts):
                 break
         self.n_iter_ = it + 1
@@ -165,16 +181,23 @@ class AllKNN(_RepeatedENN):
     ----------
     sampling_strategy : str, list or callable, default "auto"
         Classes edited (``"auto"`` = all but the smallest).
-    n_neighbors : int, default 3
-        Largest neighbourhood (rounds use 1 .. n_neighbors).
+    n_neighbors : int or NearestNeighbors-like object, default 3
+        Largest neighbourhood (rounds use 1 .. n_neighbors). An object (imbalanced-learn's
+        meaning: its ``n_neighbors`` counts the sample itself) sets the largest
+        neighbourhood to ``n_neighbors - 1``; the rounds then search with the engine, as
+        imbalanced-learn's rounds use int neighbourhoods.
     kind_sel : {"all", "mode"}, default "all"
     allow_minority : bool, default False
         Do not stop when a class becomes smaller than the minority.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
+    nn_ : NearestNeighbors-like, the search object, fitted on the rows of the last round
     sample_indices_ : int64 array (m,)
         Grouped by class in sorted-label order, ascending within a class — imbalanced-learn's.
 
@@ -200,6 +223,7 @@ class AllKNN(_RepeatedENN):
         allow_minority: bool = False,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.n_neighbors = n_neighbors
@@ -207,6 +231,7 @@ class AllKNN(_RepeatedENN):
         self.allow_minority = allow_minority
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
         k = self._check_common()

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
+from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError
-from ._base import BaseSampler, Labels, self_neighbors
+from ._base import BaseSampler, Labels, fitted, neighbors_param, self_neighbors
 from .cleaning import EditedNearestNeighbours, TomekLinks
 
 __all__ = ["SMOTE", "SMOTETomek", "SMOTEENN"]
@@ -78,14 +78,21 @@ class SMOTE(BaseSampler):
     sampling_strategy : str, float, dict or callable, default "auto"
         ``"auto"`` = every class but the majority is brought to the majority's count.
     random_state : int, Generator or None
-    k_neighbors : int, default 5
-        Each over-sampled class needs at least ``k_neighbors + 1`` samples.
+    k_neighbors : int or NearestNeighbors-like object, default 5
+        An int: the neighbours of each sample, itself excluded. An object with ``fit`` and
+        ``kneighbors`` (gpuknn's or scikit-learn's ``NearestNeighbors``) is cloned and used
+        for the searches; its ``n_neighbors`` counts the sample itself (imbalanced-learn's
+        meaning), and its own metric replaces ``metric``.
+        Each over-sampled class needs at least ``k + 1`` samples.
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
 
     Attributes
     ----------
     sampling_strategy_ : dict ``{label: samples added}``
+    nn_k_ : NearestNeighbors-like
+        The search object (``gpuknn.NearestNeighbors(k + 1)`` for an int ``k_neighbors``),
+        fitted on the last over-sampled class, as imbalanced-learn's.
     base_indices_, neighbor_indices_ : int64 arrays (n_new,)
         Indices into the input of each new point's base sample and chosen neighbour
         (not in imbalanced-learn; they make the construction checkable).
@@ -131,7 +138,9 @@ class SMOTE(BaseSampler):
         self.working_memory = working_memory
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
+        k, self.nn_k_, est = neighbors_param(
+            self.k_neighbors, "k_neighbors", metric=self.metric, working_memory=self.working_memory
+        )
         check_class_sizes(self._strategy, lab, k, f"SMOTE with k_neighbors={k}")
         rng = np.random.default_rng(self.random_state)
         dev = device_of(X)
@@ -141,7 +150,8 @@ class SMOTE(BaseSampler):
                 continue
             members = np.flatnonzero(lab.codes == c)
             Xc = xp.take(X, from_numpy(members, xp, device=dev), axis=0)
-            nn = self_neighbors(Xc, k, metric=self.metric, working_memory=self.working_memory)
+            nn = self_neighbors(Xc, k, metric=self.metric, working_memory=self.working_memory, estimator=est)
+            fitted(self.nn_k_, est, Xc)
             rows = rng.integers(0, members.shape[0], size=n_new)
             cols = rng.integers(0, k, size=n_new)
             steps = rng.random(n_new)
@@ -194,6 +204,9 @@ class SMOTETomek(_SmoteThenClean):
         Use this over-sampler instead.
     tomek : TomekLinks, optional
         Use this cleaner instead.
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -220,6 +233,7 @@ class SMOTETomek(_SmoteThenClean):
         tomek: Any = None,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -228,6 +242,7 @@ class SMOTETomek(_SmoteThenClean):
         self.tomek = tomek
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _cleaner(self) -> Any:
         if self.tomek is not None:
@@ -245,6 +260,9 @@ class SMOTEENN(_SmoteThenClean):
         For the default :class:`SMOTE`.
     smote : SMOTE, optional
     enn : EditedNearestNeighbours, optional
+    n_jobs : int or None, default None
+        Accepted for imbalanced-learn compatibility; it has no effect (the neighbour searches
+        are batched on X's device).
 
     Attributes
     ----------
@@ -271,6 +289,7 @@ class SMOTEENN(_SmoteThenClean):
         enn: Any = None,
         metric: str = "euclidean",
         working_memory: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
         self.random_state = random_state
@@ -279,6 +298,7 @@ class SMOTEENN(_SmoteThenClean):
         self.enn = enn
         self.metric = metric
         self.working_memory = working_memory
+        self.n_jobs = n_jobs
 
     def _cleaner(self) -> Any:
         if self.enn is not None:

@@ -1,0 +1,456 @@
+"""The samplers take imbalanced-learn 0.14's options (issue 33): the estimator seeding of
+InstanceHardnessThreshold, RuntimeErrors, NearestNeighbors objects as k/n/m_neighbors,
+RandomOverSampler(shrinkage), non-numeric X in the random samplers, n_jobs.
+imbalanced-learn is the oracle where the result is deterministic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_xp, host
+
+import gpuknn
+from gpuknn.errors import GpuknnError, InvalidInputError, ResamplingError
+from gpuknn.resampling import (
+    ADASYN,
+    SMOTE,
+    SMOTEN,
+    SMOTENC,
+    BorderlineSMOTE,
+    ClusterCentroids,
+    InstanceHardnessThreshold,
+    KMeansSMOTE,
+    RandomOverSampler,
+    RandomUnderSampler,
+)
+
+imb_over = pytest.importorskip("imblearn.over_sampling")
+imb_under = pytest.importorskip("imblearn.under_sampling")
+imb_combine = pytest.importorskip("imblearn.combine")
+sk_ensemble = pytest.importorskip("sklearn.ensemble")
+sk_neighbors = pytest.importorskip("sklearn.neighbors")
+sk_ms = pytest.importorskip("sklearn.model_selection")
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _data(seed=0, n=(60, 24, 16), d=3):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.full(m, i) for i, m in enumerate(n)])
+    X = rng.normal(size=(y.shape[0], d)) + y[:, None] * 1.2
+    p = rng.permutation(y.shape[0])
+    return X[p], y[p]
+
+
+# --- 1. InstanceHardnessThreshold seeds its estimator's random_state --------------------
+
+
+@pytest.mark.parametrize("forest_seed", [1, 7])
+def test_iht_seeds_estimator_as_imblearn(forest_seed):
+    X, y = _data(1)
+    forest = sk_ensemble.RandomForestClassifier(n_estimators=10, random_state=forest_seed)
+    ref = imb_under.InstanceHardnessThreshold(estimator=forest, random_state=0)
+    ref.fit_resample(X, y)
+    # imbalanced-learn draws the forest's seed from RandomState(0), then shuffles its folds
+    # with the same RandomState: the same folds here come from that state after one draw.
+    rs = np.random.RandomState(0)
+    rs.randint(_INT32_MAX)
+    cv = sk_ms.StratifiedKFold(5, shuffle=True, random_state=rs)
+    iht = InstanceHardnessThreshold(estimator=forest, random_state=0, cv=cv)
+    iht.fit_resample(X, y)
+    np.testing.assert_array_equal(iht.sample_indices_, ref.sample_indices_)
+    assert iht.estimator_.random_state == np.random.RandomState(0).randint(_INT32_MAX)
+    assert forest.random_state == forest_seed  # the given estimator is left alone
+
+
+def test_iht_result_independent_of_estimator_seed():
+    X, y = _data(2)
+    got = [
+        InstanceHardnessThreshold(
+            estimator=sk_ensemble.RandomForestClassifier(n_estimators=10, random_state=s), random_state=3
+        )
+        .fit(X, y)
+        .sample_indices_
+        for s in (0, 1, 2)
+    ]
+    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_array_equal(got[0], got[2])
+
+
+def test_iht_seeds_nested_random_states():
+    X, y = _data(3)
+    bag = sk_ensemble.BaggingClassifier(
+        estimator=sk_ensemble.RandomForestClassifier(n_estimators=3, random_state=5), n_estimators=2, random_state=9
+    )
+    iht = InstanceHardnessThreshold(estimator=bag, random_state=4).fit(X, y)
+    rs = np.random.RandomState(4)
+    # sorted parameter names: "estimator__random_state" < "random_state"
+    assert iht.estimator_.estimator.random_state == rs.randint(_INT32_MAX)
+    assert iht.estimator_.random_state == rs.randint(_INT32_MAX)
+
+
+def test_iht_default_knn_and_n_jobs(backend):
+    X, y = _data(4)
+    iht = InstanceHardnessThreshold(random_state=0, n_jobs=4)
+    Xr, yr = iht.fit_resample(backend.asarray(X), backend.asarray(y))
+    ref = InstanceHardnessThreshold(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(iht.sample_indices_, ref.sample_indices_)
+    assert_xp(Xr, X[ref.sample_indices_], backend)
+    assert isinstance(iht.estimator_, gpuknn.KNeighborsClassifier)
+
+
+# --- 2. RuntimeErrors where imbalanced-learn raises them ----------------------------------
+
+
+def test_kmeans_smote_no_cluster_is_runtime_error(backend):
+    X, y = _data(5)
+    sm = KMeansSMOTE(kmeans_estimator=gpuknn.cluster.KMeans(4, random_state=0), cluster_balance_threshold=0.999)
+    with pytest.raises(ResamplingError, match="cluster_balance_threshold") as err:
+        sm.fit_resample(backend.asarray(X), backend.asarray(y))
+    assert isinstance(err.value, RuntimeError) and isinstance(err.value, GpuknnError)
+    with pytest.raises(RuntimeError):
+        imb_over.KMeansSMOTE(cluster_balance_threshold=0.999, random_state=0).fit_resample(X, y)
+
+
+class _NoCentres(gpuknn.base.BaseEstimator):
+    """A clusterer with n_clusters and fit, but no cluster_centers_."""
+
+    def __init__(self, n_clusters=2):
+        self.n_clusters = n_clusters
+
+    def fit(self, X, y=None):
+        self.labels_ = np.zeros(int(X.shape[0]), dtype=np.int64)
+        return self
+
+    def predict(self, X):
+        return np.zeros(int(X.shape[0]), dtype=np.int64)
+
+
+def test_cluster_centroids_without_centres_is_runtime_error(backend):
+    X, y = _data(6)
+    with pytest.raises(ResamplingError, match="cluster_centers_") as err:
+        ClusterCentroids(estimator=_NoCentres()).fit_resample(backend.asarray(X), backend.asarray(y))
+    assert isinstance(err.value, RuntimeError)
+    with pytest.raises(RuntimeError):
+        imb_under.ClusterCentroids(estimator=_NoCentres()).fit_resample(X, y)
+
+
+# --- 3. NearestNeighbors objects as k_neighbors / n_neighbors / m_neighbors ---------------
+
+_NN_CASES = [
+    (SMOTE, "k_neighbors", "nn_k_"),
+    (ADASYN, "n_neighbors", "nn_"),
+    (BorderlineSMOTE, "k_neighbors", "nn_k_"),
+    (BorderlineSMOTE, "m_neighbors", "nn_m_"),
+    (KMeansSMOTE, "k_neighbors", "nn_k_"),
+]
+
+
+@pytest.mark.parametrize(("cls", "param", "attr"), _NN_CASES)
+@pytest.mark.parametrize("kind", ["sklearn", "gpuknn"])
+def test_neighbors_object_equals_int(backend, cls, param, attr, kind):
+    X, y = _data(7, n=(80, 30, 30))
+    extra = {"kmeans_estimator": gpuknn.cluster.KMeans(2, random_state=0)} if cls is KMeansSMOTE else {}
+    nn = sk_neighbors.NearestNeighbors(n_neighbors=4) if kind == "sklearn" else gpuknn.NearestNeighbors(n_neighbors=4)
+    Xb, yb = backend.asarray(X), backend.asarray(y)
+    by_int = cls(random_state=0, **{param: 3}, **extra)
+    X_int, _ = by_int.fit_resample(Xb, yb)
+    by_obj = cls(random_state=0, **{param: nn}, **extra)
+    X_obj, y_obj = by_obj.fit_resample(Xb, yb)
+    assert_xp(X_obj, host(X_int), backend, exact=False, rtol=1e-12, atol=1e-12)
+    fitted = getattr(by_obj, attr)
+    assert fitted is not nn and type(fitted) is type(nn) and fitted.n_neighbors == 4
+    assert hasattr(fitted, "n_samples_fit_")  # fitted, as imbalanced-learn's
+    assert getattr(by_int, attr).n_neighbors == 4 and hasattr(getattr(by_int, attr), "n_samples_fit_")
+    assert not hasattr(nn, "n_samples_fit_")  # the given object is cloned
+
+
+def test_smote_neighbors_object_matches_imblearn_structure():
+    X, y = _data(8)
+    nn = sk_neighbors.NearestNeighbors(n_neighbors=3)
+    sm = SMOTE(k_neighbors=nn, random_state=0)
+    Xr, yr = sm.fit_resample(X, y)
+    ref = imb_over.SMOTE(k_neighbors=nn, random_state=0)
+    Xe, ye = ref.fit_resample(X, y)
+    np.testing.assert_array_equal(np.bincount(yr), np.bincount(ye))
+    # every new point lies on a segment from its base sample to one of its 2 nearest
+    # same-class neighbours (found by the given object)
+    for i, (b, nb) in enumerate(zip(sm.base_indices_, sm.neighbor_indices_)):
+        members = np.flatnonzero(y == y[b])
+        knn = sk_neighbors.NearestNeighbors(n_neighbors=3).fit(X[members])
+        near = members[knn.kneighbors(X[b : b + 1], return_distance=False)[0]]
+        assert nb in near[near != b]
+        p = Xr[y.shape[0] + i]
+        t = np.dot(p - X[b], X[nb] - X[b]) / np.dot(X[nb] - X[b], X[nb] - X[b])
+        np.testing.assert_allclose(p, X[b] + t * (X[nb] - X[b]), atol=1e-12)
+        assert -1e-12 <= t <= 1 + 1e-12
+
+
+def test_borderline_in_danger_indices_as_imblearn():
+    X, y = _data(9, n=(80, 30))
+    bs = BorderlineSMOTE(random_state=0).fit(X, y)
+    ref = imb_over.BorderlineSMOTE(random_state=0)
+    ref.fit_resample(X, y)
+    assert set(bs.in_danger_indices) == {int(k) for k in ref.in_danger_indices}
+    for k, v in ref.in_danger_indices.items():
+        np.testing.assert_array_equal(bs.in_danger_indices[int(k)], v)
+    assert bs.in_danger_indices.keys() == bs.in_danger_indices_.keys()
+
+
+def test_smotenc_neighbors_object():
+    rng = np.random.default_rng(10)
+    X = np.column_stack([rng.normal(size=60), rng.integers(0, 3, 60), rng.normal(size=60)])
+    y = np.array([0] * 45 + [1] * 15)
+    a = SMOTENC([1], k_neighbors=3, random_state=0).fit_resample(X, y)[0]
+    sm = SMOTENC([1], k_neighbors=sk_neighbors.NearestNeighbors(n_neighbors=4), random_state=0)
+    b = sm.fit_resample(X, y)[0]
+    np.testing.assert_allclose(b, a, rtol=1e-12)
+    assert sm.nn_k_.n_samples_fit_ == 15
+
+
+def test_combined_samplers_take_neighbors_object():
+    X, y = _data(11)
+    nn = sk_neighbors.NearestNeighbors(n_neighbors=4)
+    for cls in (gpuknn.resampling.SMOTETomek, gpuknn.resampling.SMOTEENN):
+        a = cls(k_neighbors=3, random_state=0, n_jobs=2).fit_resample(X, y)
+        b = cls(k_neighbors=nn, random_state=0).fit_resample(X, y)
+        np.testing.assert_allclose(b[0], a[0], rtol=1e-12)
+        np.testing.assert_array_equal(b[1], a[1])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [0, "five", object(), sk_neighbors.NearestNeighbors(n_neighbors=1), 2.5, True],
+)
+def test_neighbors_param_errors(bad):
+    X, y = _data(12)
+    with pytest.raises(InvalidInputError, match="k_neighbors"):
+        SMOTE(k_neighbors=bad).fit_resample(X, y)
+
+
+# --- 4. RandomOverSampler(shrinkage) and non-numeric X ------------------------------------
+
+
+@pytest.mark.parametrize("shrinkage", [0.5, {1: 1.0, 2: 2.0}])
+def test_shrinkage_smoothed_bootstrap(backend, shrinkage):
+    X, y = _data(13)
+    ros = RandomOverSampler(random_state=0, shrinkage=shrinkage)
+    Xr, yr = ros.fit_resample(backend.asarray(X), backend.asarray(y))
+    ref = imb_over.RandomOverSampler(random_state=0, shrinkage=shrinkage)
+    Xe, ye = ref.fit_resample(X, y)
+    assert ros.shrinkage_ == {int(k): float(v) for k, v in ref.shrinkage_.items()}
+    np.testing.assert_array_equal(np.bincount(host(yr)), np.bincount(ye))
+    n, d = X.shape
+    assert_xp(Xr[:n, :], X, backend)
+    idx = ros.sample_indices_
+    np.testing.assert_array_equal(host(yr), y[idx])
+    # each smoothed row is its drawn row plus noise of per-feature scale
+    # shrinkage * h * std(class), h = (4 / ((d + 2) n)) ** (1 / (d + 4))
+    h = (4 / ((d + 2) * n)) ** (1 / (d + 4))
+    noise = host(Xr)[n:] - X[idx[n:]]
+    for c in (1, 2):
+        rows = y[idx[n:]] == c
+        scale = ros.shrinkage_[c] * h * X[y == c].std(axis=0)
+        z = noise[rows] / scale
+        assert np.all(np.abs(z) > 0)
+        assert abs(z.mean()) < 0.5 and 0.6 < z.std() < 1.4  # standard normal draws
+    again = RandomOverSampler(random_state=0, shrinkage=shrinkage).fit_resample(backend.asarray(X), backend.asarray(y))
+    assert_xp(again[0], host(Xr), backend)
+
+
+def test_shrinkage_zero_is_plain_bootstrap():
+    X, y = _data(14)
+    ros = RandomOverSampler(random_state=1, shrinkage=0.0)
+    Xr, _ = ros.fit_resample(X, y)
+    np.testing.assert_array_equal(Xr, X[ros.sample_indices_])
+    plain = RandomOverSampler(random_state=1)
+    plain.fit_resample(X, y)
+    assert plain.shrinkage_ is None
+
+
+@pytest.mark.parametrize(
+    ("shrinkage", "match"),
+    [({1: 1.0}, "missing classes"), (-1.0, ">= 0"), ({1: 1.0, 2: -0.5}, ">= 0"), ("big", "shrinkage")],
+)
+def test_shrinkage_errors(shrinkage, match):
+    X, y = _data(15)
+    with pytest.raises(InvalidInputError, match=match):
+        RandomOverSampler(shrinkage=shrinkage).fit_resample(X, y)
+    with pytest.raises(ValueError):
+        imb_over.RandomOverSampler(shrinkage=shrinkage).fit_resample(X, y)
+
+
+def _strings(n=(9, 3)):
+    y = np.array([0] * n[0] + [1] * n[1])
+    X = np.array([[f"s{i}", i, i * 0.5] for i in range(y.shape[0])], dtype=object)
+    return X, y
+
+
+@pytest.mark.parametrize("cls", [RandomOverSampler, RandomUnderSampler])
+def test_random_samplers_pass_objects_through(cls):
+    X, y = _strings()
+    s = cls(random_state=0)
+    Xr, yr = s.fit_resample(X, y)
+    assert Xr.dtype == object
+    np.testing.assert_array_equal(Xr, X[s.sample_indices_])
+    np.testing.assert_array_equal(yr, y[s.sample_indices_])
+    Xe, ye = getattr(imb_over if cls is RandomOverSampler else imb_under, cls.__name__)(random_state=0).fit_resample(
+        X, y
+    )
+    np.testing.assert_array_equal(np.bincount(yr), np.bincount(ye))
+    assert s.n_features_in_ == 3
+    # the rows drawn are the rows the numeric data would give (same draws)
+    numeric = cls(random_state=0)
+    numeric.fit_resample(X[:, 1:].astype(np.float64), y)
+    np.testing.assert_array_equal(s.sample_indices_, numeric.sample_indices_)
+
+
+def test_random_samplers_pass_string_arrays_and_frames():
+    pd = pytest.importorskip("pandas")
+    X, y = _strings()
+    Xs = X.astype(str)
+    ros = RandomOverSampler(random_state=0)
+    Xr, _ = ros.fit_resample(Xs, y)
+    assert Xr.dtype == Xs.dtype
+    np.testing.assert_array_equal(Xr, Xs[ros.sample_indices_])
+    df = pd.DataFrame({"name": X[:, 0].astype(str), "n": X[:, 1].astype(np.int64), "v": X[:, 2].astype(float)})
+    rus = RandomUnderSampler(random_state=0)
+    Xd, yd = rus.fit_resample(df, y)
+    assert list(Xd.columns) == ["name", "n", "v"]
+    assert Xd.dtypes.tolist() == df.dtypes.tolist()
+    np.testing.assert_array_equal(Xd["name"].to_numpy(), df["name"].to_numpy()[rus.sample_indices_])
+    np.testing.assert_array_equal(rus.feature_names_in_, ["name", "n", "v"])
+    with pytest.raises(InvalidInputError, match="numeric"):
+        RandomOverSampler(shrinkage=1.0).fit_resample(X, y)
+
+
+# --- n_jobs ---------------------------------------------------------------------------------
+
+
+def test_n_jobs_accepted_where_imblearn_has_it():
+    X, y = _data(16)
+    for name in [
+        "KMeansSMOTE",
+        "InstanceHardnessThreshold",
+        "NearMiss",
+        "TomekLinks",
+        "EditedNearestNeighbours",
+        "RepeatedEditedNearestNeighbours",
+        "AllKNN",
+        "OneSidedSelection",
+        "CondensedNearestNeighbour",
+        "NeighbourhoodCleaningRule",
+        "SMOTEENN",
+        "SMOTETomek",
+    ]:
+        cls = getattr(gpuknn.resampling, name)
+        peer = next(getattr(m, name) for m in (imb_over, imb_under, imb_combine) if hasattr(m, name))
+        assert "n_jobs" in peer().get_params()
+        kw = {"random_state": 0} if "random_state" in cls().get_params() else {}
+        a = cls(n_jobs=3, **kw).fit_resample(X, y)
+        b = cls(**kw).fit_resample(X, y)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+
+
+# --- string / object categories in SMOTENC and SMOTEN -------------------------------------
+
+
+def _mixed(seed=17, n=(30, 10)):
+    rng = np.random.default_rng(seed)
+    m = sum(n)
+    X = np.empty((m, 3), dtype=object)
+    X[:, 0] = rng.normal(size=m)
+    X[:, 1] = rng.choice(["red", "green", "blue"], m)
+    X[:, 2] = rng.normal(size=m)
+    return X, np.repeat(np.arange(len(n)), n)
+
+
+def _as_codes(X, cols):
+    out = X.copy()
+    for j in cols:
+        out[:, j] = np.searchsorted(np.unique(X[:, j]), X[:, j])
+    return out.astype(np.float64)
+
+
+def test_smotenc_string_categories_equal_coded_run():
+    X, y = _mixed()
+    sm = SMOTENC([1], k_neighbors=3, random_state=0)
+    Xr, yr = sm.fit_resample(X, y)
+    assert Xr.dtype == object
+    np.testing.assert_array_equal(Xr[: X.shape[0]], X)
+    coded = SMOTENC([1], k_neighbors=3, random_state=0).fit_resample(_as_codes(X, [1]), y)[0]
+    n = X.shape[0]
+    np.testing.assert_allclose(Xr[n:, [0, 2]].astype(np.float64), coded[n:, [0, 2]], rtol=1e-12)
+    np.testing.assert_array_equal(Xr[n:, 1], np.array(["blue", "green", "red"])[coded[n:, 1].astype(np.int64)])
+    np.testing.assert_array_equal(sm.categories_[0], ["blue", "green", "red"])
+    ref_X, ref_y = imb_over.SMOTENC([1], k_neighbors=3, random_state=0).fit_resample(X, y)
+    np.testing.assert_array_equal(np.bincount(yr), np.bincount(ref_y))
+    assert set(Xr[n:, 1]) <= {"red", "green", "blue"}
+
+
+@pytest.mark.parametrize("cf", ["auto", ["colour"], [1], [False, True, False]])
+def test_smotenc_dataframe_categorical_features(cf):
+    pd = pytest.importorskip("pandas")
+    X, y = _mixed(18)
+    df = pd.DataFrame({"a": X[:, 0].astype(float), "colour": pd.Categorical(X[:, 1]), "b": X[:, 2].astype(float)})
+    sm = SMOTENC(cf, k_neighbors=3, random_state=0)
+    Xr, yr = sm.fit_resample(df, y)
+    ref = imb_over.SMOTENC(cf, k_neighbors=3, random_state=0)
+    Xe, ye = ref.fit_resample(df, y)
+    np.testing.assert_array_equal(sm.categorical_features_, ref.categorical_features_)
+    np.testing.assert_array_equal(sm.continuous_features_, ref.continuous_features_)
+    assert Xr.dtypes.tolist() == Xe.dtypes.tolist() and list(Xr.columns) == list(Xe.columns)
+    np.testing.assert_array_equal(np.bincount(yr), np.bincount(ye))
+    np.testing.assert_array_equal(sm.feature_names_in_, ["a", "colour", "b"])
+    plain = SMOTENC([1], k_neighbors=3, random_state=0).fit_resample(X, y)[0]
+    np.testing.assert_array_equal(Xr["colour"].to_numpy().astype(object), plain[:, 1])
+
+
+def test_smotenc_name_errors():
+    pd = pytest.importorskip("pandas")
+    X, y = _mixed(19)
+    with pytest.raises(InvalidInputError, match="DataFrame"):
+        SMOTENC("auto").fit_resample(X, y)
+    df = pd.DataFrame({"a": X[:, 0].astype(float), "c": X[:, 1], "b": X[:, 2].astype(float)})
+    with pytest.raises(InvalidInputError, match="no column named"):
+        SMOTENC(["nope"]).fit_resample(df, y)
+    with pytest.raises(InvalidInputError, match="no category column"):
+        SMOTENC("auto").fit_resample(df, y)
+    with pytest.raises(InvalidInputError, match="column 1"):
+        SMOTENC([0]).fit_resample(X, y)  # strings in a continuous column
+
+
+def test_smoten_strings_and_encoder():
+    preprocessing = pytest.importorskip("sklearn.preprocessing")
+    rng = np.random.default_rng(20)
+    X = np.column_stack([rng.choice(["a", "b", "c"], 40), rng.choice(["x", "y"], 40)])
+    y = np.array([0] * 30 + [1] * 10)
+    sm = SMOTEN(k_neighbors=3, random_state=0)
+    Xr, yr = sm.fit_resample(X, y)
+    assert Xr.dtype == X.dtype
+    coded = SMOTEN(k_neighbors=3, random_state=0).fit_resample(_as_codes(X.astype(object), [0, 1]), y)[0]
+    decoded = np.column_stack([np.unique(X[:, j])[coded[:, j].astype(np.int64)] for j in range(2)])
+    np.testing.assert_array_equal(Xr, decoded)
+    Xe, ye = imb_over.SMOTEN(k_neighbors=3, random_state=0).fit_resample(X, y)
+    np.testing.assert_array_equal(np.bincount(yr), np.bincount(ye))
+    enc = SMOTEN(k_neighbors=3, random_state=0, categorical_encoder=preprocessing.OrdinalEncoder())
+    np.testing.assert_array_equal(enc.fit_resample(X, y)[0], Xr)
+
+
+@pytest.mark.parametrize("name", ["EditedNearestNeighbours", "RepeatedEditedNearestNeighbours", "AllKNN"])
+def test_cleaners_take_neighbors_object(backend, name):
+    X, y = _data(21, n=(90, 40, 20))
+    ours, peer = getattr(gpuknn.resampling, name), getattr(imb_under, name)
+    nn = sk_neighbors.NearestNeighbors(n_neighbors=4)
+    s = ours(n_neighbors=nn)
+    Xr, _ = s.fit_resample(backend.asarray(X), backend.asarray(y))
+    ref = peer(n_neighbors=nn)
+    ref.fit_resample(X, y)
+    np.testing.assert_array_equal(np.sort(s.sample_indices_), np.sort(ref.sample_indices_))
+    by_int = ours(n_neighbors=3)
+    by_int.fit_resample(backend.asarray(X), backend.asarray(y))
+    np.testing.assert_array_equal(s.sample_indices_, by_int.sample_indices_)
+    assert_xp(Xr, X[s.sample_indices_], backend)
+    assert isinstance(s.nn_, sk_neighbors.NearestNeighbors) and s.nn_ is not nn
+    assert isinstance(by_int.nn_, gpuknn.NearestNeighbors) and by_int.nn_.n_neighbors == 4
