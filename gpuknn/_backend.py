@@ -158,6 +158,17 @@ def from_numpy(a: Any, xp: Any, *, device: Any = None) -> Any:
     return xp.asarray(a, device=device)
 
 
+def into_namespace(a: Any, xp: Any, *, device: Any = None) -> Any:
+    """``a`` in namespace ``xp`` on ``device``: itself when it is there already, else through
+    host NumPy (an array of another namespace or device, a list, a user's callable's answer)."""
+    try:
+        if array_namespace(a) is xp and device_of(a) == device:
+            return a
+    except TypeError:  # not an array of any namespace
+        pass
+    return from_numpy(to_numpy(a) if hasattr(a, "shape") else np.asarray(a), xp, device=device)
+
+
 def resolve_device(device: str = "auto") -> Any:
     """Map ``"auto" | "cpu" | "gpu"`` to an array namespace (for loaders and the CLI only).
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
-from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from .._backend import array_namespace, device_of, from_numpy, into_namespace, to_numpy, validate_matrix
 from .._delegation import on_input_device
 from ..base import BaseEstimator, check_is_fitted, validate_data
 from ..errors import FewerClustersWarning, InvalidInputError
@@ -303,12 +303,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     def _centres(C0: Any, X: Any, K: int, xp: Any) -> Any:
         """An ``init`` array (or a callable's answer) as (K, d) centres in X's namespace."""
         dev = device_of(X)
-        try:
-            same = array_namespace(C0) is xp and device_of(C0) == dev
-        except TypeError:
-            same = False
-        if not same:
-            C0 = from_numpy(np.asarray(to_numpy(C0) if hasattr(C0, "shape") else C0, dtype=np.float64), xp, device=dev)
+        C0 = into_namespace(C0, xp, device=dev)
         C0 = validate_matrix(C0, xp, name="init", dtype=X.dtype, device=dev)
         if tuple(C0.shape) != (K, int(X.shape[1])):
             raise InvalidInputError(f"init must have shape {(K, int(X.shape[1]))}, got {tuple(C0.shape)}")

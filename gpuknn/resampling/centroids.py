@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import array_namespace, device_of, from_numpy, to_numpy, validate_matrix
+from .._backend import array_namespace, device_of, into_namespace, validate_matrix
 from .._delegation import take_rows
 from ..base import clone, validate_data
 from ..cluster import KMeans
@@ -117,12 +117,7 @@ class ClusterCentroids(BaseSampler):
                 f"estimator {est!r} should be a clustering estimator exposing a fitted cluster_centers_"
             )
         dev = device_of(Xc)
-        try:
-            same = array_namespace(C) is xp and device_of(C) == dev
-        except TypeError:
-            same = False
-        if not same:
-            C = from_numpy(to_numpy(C), xp, device=dev)
+        C = into_namespace(C, xp, device=dev)
         C = validate_matrix(C, xp, name="cluster_centers_", dtype=Xc.dtype, device=dev)
         if tuple(C.shape) != (n, int(Xc.shape[1])):
             raise InvalidInputError(
