@@ -74,6 +74,16 @@ def test_an_odd_test_size_is_an_argument_error(bad, tmp_path, capsys):
     assert "Traceback" not in err and not (tmp_path / "out").exists()
 
 
+def test_labels_beyond_exact_integers_stay_strings():
+    """Integer-looking labels beyond 2**53 are no exact int64 (1e300 became int64's minimum
+    with a RuntimeWarning; 2**53 + 1 read as 2**53): they stay strings."""
+    from gpuknn.datasets.delimited import labels_from_strings
+
+    assert labels_from_strings(["1", "2", "3.0"]).tolist() == [1, 2, 3]
+    assert labels_from_strings(["1e300", "1"]).tolist() == ["1e300", "1"]
+    assert labels_from_strings(["9007199254740993", "0"]).tolist() == ["9007199254740993", "0"]
+
+
 def test_the_extreme_seeds_are_accepted():
     parser = build_parser()
     for command in (["sweep"], ["evaluate", "iris"], ["power-study"], ["cluster-study"]):

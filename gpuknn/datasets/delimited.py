@@ -209,7 +209,9 @@ def labels_from_strings(values: list[str]) -> np.ndarray:
         nums = [float(v) for v in values]
     except ValueError:
         return np.array(values, dtype=str)
-    if all(math.isfinite(v) and v.is_integer() for v in nums):
+    # Integers beyond 2**53 are no exact int64 labels (1e300 became int64's minimum with a
+    # RuntimeWarning): they stay strings, as other non-integer labels do.
+    if all(math.isfinite(v) and v.is_integer() and abs(v) < 2**53 for v in nums):
         return np.array(nums, dtype=np.float64).astype(np.int64)
     return np.array(values, dtype=str)
 
