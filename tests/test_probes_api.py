@@ -131,11 +131,18 @@ def test_balanced_accuracy_adjusted_single_class_is_undefined(y_true, y_pred, ex
             np.array(y_true, dtype=np.float64), np.array(y_pred, dtype=np.float64), adjusted=True
         )
     assert (math.isnan(oracle) and math.isnan(expected)) or oracle == expected
-    with pytest.warns(UndefinedMetricWarning, match="single class"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         got = balanced_accuracy_score(
             backend.asarray(np.array(y_true)), backend.asarray(np.array(y_pred)), adjusted=True
         )
     assert (math.isnan(got) and math.isnan(expected)) or got == expected
+    seen = {(type(w.message), str(w.message).split(";")[0]) for w in caught}
+    assert any(c is UndefinedMetricWarning and "single class" in m for c, m in seen), seen
+    # a predicted class missing from y_true: scikit-learn's UserWarning as well, nothing else
+    extra = set(y_pred) - set(y_true)
+    assert any(m.startswith("y_pred contains classes not in y_true") for _, m in seen) == bool(extra), seen
+    assert len(seen) == 1 + bool(extra), seen
 
 
 def test_balanced_accuracy_single_class_unadjusted_is_silent():
