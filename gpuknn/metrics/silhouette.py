@@ -35,7 +35,8 @@ __all__ = ["silhouette_samples", "silhouette_score", "calinski_harabasz_score"]
 
 _METRICS = ("euclidean", "sqeuclidean", "cosine", "correlation", "precomputed")
 _TEMPS = 6  # tile-sized arrays alive at once when slicing a precomputed matrix
-_TILES = 4  # b x b tiles alive at once in the symmetric walk (GEMM result, temporaries, mask)
+_TILES = 4  # b x b tiles alive at once in the symmetric walk (GEMM result, the distance formula's
+# temporaries, the certification's screen and its row subset)
 
 
 def _check_n_labels(k: int, n: int) -> None:

@@ -336,11 +336,17 @@ class DistanceWalk:
         if metric in _EUCLID:
             g = (2 * gamma(d + 1, u_g) + 2 * gamma(d, u) + 6 * u) * (1 + 4 * u)
             slack = 8 * (d + 2) * eta
-            D = xp.clip(qp.sqnorm[:, None] - 2.0 * S, min=0.0)
+            # In place on the GEMM's own result: one tile-sized temporary (the clip's), not
+            # three, so that the tiles the callers plan fit their working memory.
+            S *= -2.0
+            S += qp.sqnorm[:, None]
+            D = xp.clip(S, min=0.0)
         else:
             g = (gamma(d, u_g) + 2 * gamma(d + 2, u) + 6 * u) * (1 + 4 * u)
             slack = 4 * (d + 2) * eta
-            D = xp.clip(1.0 - S, min=0.0, max=2.0)
+            S *= -1.0
+            S += 1.0
+            D = xp.clip(S, min=0.0, max=2.0)
         del S
         if diagonal is not None:
             D = _zero_self(D, diagonal, xp)
