@@ -20,6 +20,8 @@ import numpy as np
 
 from gpuknn.plots.sweep import plot_heatmap, study_figures
 
+# Everything from this line on in docs/results.md is kept as it is (the thesis' experiments).
+KEPT = "<!-- results_doc.py keeps what follows -->"
 DPI = 110  # as `gpuknn sweep` saves them (RunDirectory.save_figures)
 # the heatmaps' colour scale (plot_heatmap's defaults, as study_figures draws them)
 NEAR, SHARE, FLOOR = (inspect.signature(plot_heatmap).parameters[n].default for n in ("near", "share", "floor"))
@@ -152,7 +154,13 @@ def main(run_dir: str, docs: str = "docs", note: str = "") -> None:
         "Per-class F1: " + ", ".join(f"{n} {f:.3f}" for n, f in zip(res["class_names"], t["per_class_f1"])) + ".",
         "",
     ]
-    (docs_dir / "results.md").write_text("\n".join(lines), encoding="utf-8")
+    page = docs_dir / "results.md"
+    kept = ""
+    if page.exists():  # the thesis' experiments are written by their own scripts: keep them
+        old = page.read_text(encoding="utf-8")
+        if KEPT in old:
+            kept = "\n" + old[old.index(KEPT) :]
+    page.write_text("\n".join(lines) + kept, encoding="utf-8")
 
 
 if __name__ == "__main__":

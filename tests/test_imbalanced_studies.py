@@ -78,3 +78,28 @@ def test_every_new_sampler_runs_in_the_resampling_study():
     r = resampling_study(datasets={"toy": (X, y)}, samplers=samplers, n_splits=3)
     assert r.auc.shape[:2] == (1, len(samplers))
     assert np.isfinite(r.auc).all() and (r.auc > 0.5).all()  # overlap 1.0: clearly above chance
+
+
+def test_bayes_auc_matches_the_formula_and_the_optimal_score():
+    from scipy.stats import norm
+
+    from gpuknn.metrics import roc_auc_score
+    from gpuknn.studies.overlap_study import THESIS_DISTANCES, THESIS_SHARES, bayes_auc
+
+    # The issue's worked value: d = 0.5 on each of 5 attributes -> Phi(0.5 * sqrt(5/2)) = 78.54 %.
+    assert round(float(bayes_auc(0.5)), 4) == 0.7854
+    assert np.allclose(bayes_auc([0.0, 1.0, 2.0], 3), norm.cdf(np.array([0.0, 1.0, 2.0]) * np.sqrt(1.5)))
+    # The optimal score (sum of the attributes) on a large drawn domain reaches it.
+    X, y = make_overlap_domain(40_000, 0.5, 0.3, random_state=1)
+    assert abs(roc_auc_score(y, X.sum(axis=1)) - float(bayes_auc(0.5))) < 0.01
+    # The thesis' grid: 10 domains (shifts 0-9), 14 minority shares from 1 % to 45 % plus 50 %.
+    assert THESIS_DISTANCES == tuple(float(d) for d in range(10))
+    assert len(THESIS_SHARES) == 15 and THESIS_SHARES[0] == 0.01 and THESIS_SHARES[-2:] == (0.45, 0.5)
+
+
+def test_overlap_study_reports_the_bayes_auc(xp):
+    from gpuknn.studies.overlap_study import bayes_auc
+
+    r = overlap_study(distances=(0.5, 1.0), shares=(0.3,), n_samples=600, n_splits=3, xp=xp)
+    assert np.array_equal(r.bayes, bayes_auc(np.array([0.5, 1.0])))
+    assert np.all(r.auc[:, 0, :] <= r.bayes[:, None] + 0.06)  # no scorer beats Bayes beyond CV noise

@@ -236,3 +236,22 @@ def test_study_figures_draw_the_stored_study():
     assert list(vline.get_xdata()) == [res["best"]["p"]] * 2 == [115, 115]
     title = figs["heatmap_distance.png"]().axes[0].get_title()
     assert "best 0.8724 at p=115, k=6" in title
+
+
+def test_results_doc_keeps_the_thesis_sections(tmp_path):
+    """scripts/results_doc.py rewrites the study's part of results.md and keeps what follows
+    its marker (the thesis' experiments, written by their own scripts) word for word."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("results_doc", root / "scripts" / "results_doc.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    tail = mod.KEPT + "\n\n# The thesis' experiments\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    (tmp_path / "results.md").write_text("# old study text\n\nstale line\n\n" + tail, encoding="utf-8")
+    mod.main(str(root / "docs" / "data" / "fashion_sweep_results.json"), str(tmp_path))
+    page = (tmp_path / "results.md").read_text(encoding="utf-8")
+    assert page.startswith("# Fashion-MNIST study: results") and "stale line" not in page
+    assert page.endswith(tail) and page.count(mod.KEPT) == 1
+    mod.main(str(root / "docs" / "data" / "fashion_sweep_results.json"), str(tmp_path))  # idempotent
+    assert (tmp_path / "results.md").read_text(encoding="utf-8") == page

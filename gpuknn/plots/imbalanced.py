@@ -18,20 +18,45 @@ def _plt():
     return plt
 
 
-def plot_overlap_auc(distances: Sequence[float], shares: Sequence[float], auc: np.ndarray, *, title: str = ""):
-    """AUC (rows: distances, columns: shares) against the positive share, one line per distance."""
+def plot_overlap_auc(
+    distances: Sequence[float],
+    shares: Sequence[float],
+    auc: np.ndarray,
+    *,
+    bayes: Sequence[float] | None = None,
+    title: str = "",
+):
+    """AUC (rows: distances, columns: shares) against the positive share, one line per distance.
+
+    Shares sit at equal steps (the thesis' 15 shares crowd a log axis); ``bayes`` (one value
+    per distance) draws each domain's Bayes-optimal AUC as a dashed line of its colour.
+    Domains at 1.000 in every cell (and by Bayes) are drawn once, labelled with their range.
+    """
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    auc = np.asarray(auc)
-    for i, d in enumerate(distances):
-        ax.plot(np.asarray(shares) * 100, auc[i], marker="o", label=f"{d:g} sd")
-    ax.set_xscale("log")
-    ax.set_xticks(np.asarray(shares) * 100)
+    fig, ax = plt.subplots(figsize=(7.6, 4.4))
+    auc = np.asarray(auc, dtype=np.float64)
+    x = np.arange(len(shares))
+    perfect = [i for i in range(len(distances)) if np.all(np.round(auc[i], 3) == 1.0)]
+    if bayes is not None:
+        perfect = [i for i in perfect if round(float(bayes[i]), 3) == 1.0]
+    shown = [i for i in range(len(distances)) if i not in perfect[1:]]
+    for i in shown:
+        label = f"{distances[i]:g} sd"
+        if perfect and i == perfect[0] and len(perfect) > 1:
+            label = f"{distances[perfect[0]]:g}-{distances[perfect[-1]]:g} sd (all 1.000)"
+        (line,) = ax.plot(x, auc[i], marker="o", label=label)
+        if bayes is not None and i not in perfect:
+            ax.axhline(float(bayes[i]), color=line.get_color(), linestyle="--", linewidth=1.0)
+    ax.set_xticks(x)
     ax.set_xticklabels([f"{100 * s:g}" for s in shares])
     ax.set_xlabel("positives (% of the data)")
     ax.set_ylabel("ROC AUC (10-fold CV)")
     ax.set_ylim(0.4, 1.02)
-    ax.legend(title="centroid shift", fontsize="small")
+    handles, labels = ax.get_legend_handles_labels()
+    if bayes is not None:
+        handles.append(plt.Line2D([], [], color="grey", linestyle="--"))
+        labels.append("Bayes-optimal AUC")
+    ax.legend(handles, labels, title="centroid shift", fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(alpha=0.3)
     ax.set_title(title or "kNN AUC: imbalance hurts when the classes overlap")
     fig.tight_layout()
