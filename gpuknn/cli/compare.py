@@ -64,6 +64,16 @@ def _alpha(text: str) -> float:
     return v
 
 
+def _short_name(spec: str, specs: list[str]) -> str:
+    """A file's name without its folders (the whole spec where two files share a name)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    name = Path(spec).name
+    if not Path(spec).is_file() or sum(Path(s).name == name for s in specs) > 1:
+        return spec
+    return name
+
+
 def add_parser(sub) -> None:
     from ..studies.compare import METHOD_PRESETS, SCORINGS  # noqa: PLC0415
 
@@ -162,7 +172,7 @@ def run(args) -> int:
         control = args.control if key is None else names.get(key)
         if control not in methods:
             raise InvalidInputError(f"--control {args.control!r} is not among --methods {', '.join(args.methods)}")
-    datasets = {spec: load_compare_dataset(spec) for spec in specs}
+    datasets = {_short_name(spec, specs): load_compare_dataset(spec) for spec in specs}
     identity = {name: dataset_sha256(X, y) for name, (X, y) in datasets.items()}
     settings = {
         "data": specs,
@@ -199,6 +209,7 @@ def run(args) -> int:
             finally:
                 progress.close()
             doc = res.to_json()
+            doc["command"] = {k: v for k, v in settings.items() if k not in IGNORED_ON_RESUME}
             doc["data_sha256"] = identity
             doc["gpuknn_version"] = __version__
             # results first (atomically), then the figures and the report that shows them
@@ -243,7 +254,10 @@ def _summary(doc: dict, out, set_aside, journal, facts, quiet: bool) -> None:
         print(f"{name[:19]:<20}{row}")
     ranks = st.get("average_ranks", {})
     if "skipped" not in ranks:
-        print(f"{'average rank':<20}" + "".join(f"{ranks[m] if ranks[m] is not None else 0:>{width}.2f}" for m in doc["methods"]))
+        print(
+            f"{'average rank':<20}"
+            + "".join(f"{ranks[m] if ranks[m] is not None else 0:>{width}.2f}" for m in doc["methods"])
+        )
     fr = st.get("friedman", {})
     if "skipped" in fr:
         print(f"Friedman: not run ({fr['skipped']})")

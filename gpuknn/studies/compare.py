@@ -255,7 +255,9 @@ def _check_datasets(datasets: Any) -> dict[str, tuple[Any, np.ndarray]]:
     if isinstance(datasets, (list, tuple)):
         datasets = {str(s): s for s in datasets}
     if not isinstance(datasets, Mapping) or not datasets:
-        raise InvalidInputTypeError(f"datasets must be a non-empty dict name -> (X, y) or spec, got {type(datasets).__name__}")
+        raise InvalidInputTypeError(
+            f"datasets must be a non-empty dict name -> (X, y) or spec, got {type(datasets).__name__}"
+        )
     out = {}
     for name, d in datasets.items():
         X, y = load_compare_dataset(d) if isinstance(d, str) else d
@@ -380,12 +382,24 @@ def run_compare(
                 journal.append(key, {"scores": dict(zip(scoring, _jsonable(list(fold_scores))))})
             done += 1
             if callback is not None:
-                callback("fold", {"done": done, "total": total, "dataset": dname, "method": key.split("|")[1], "fold": f})
-    settings = {"n_splits": n_splits, "n_repeats": n_repeats, "random_state": random_state, "alpha": alpha, "scale": scale}
+                callback(
+                    "fold", {"done": done, "total": total, "dataset": dname, "method": key.split("|")[1], "fold": f}
+                )
+    settings = {
+        "n_splits": n_splits,
+        "n_repeats": n_repeats,
+        "random_state": random_state,
+        "alpha": alpha,
+        "scale": scale,
+    }
     res = CompareResult(list(data), list(methods), scoring, scores, info, control, settings)
     for s, sname in enumerate(scoring):
         res.stats[sname] = compare_statistics(
-            scores[:, :, :, s], res.methods, control=control, alpha=alpha, fold_sizes=[(i["n_train"], i["n_test"]) for i in info]
+            scores[:, :, :, s],
+            res.methods,
+            control=control,
+            alpha=alpha,
+            fold_sizes=[(i["n_train"], i["n_test"]) for i in info],
         )
     return res
 
@@ -412,7 +426,9 @@ def _positive_scores(est: Any, Xte: Any) -> np.ndarray:
     return np.asarray(to_numpy(est.predict(Xte)), dtype=np.float64)
 
 
-def _fold_scores(X: Any, y: np.ndarray, scoring: list, scale: Any, method: Any, train: np.ndarray, test: np.ndarray) -> list:
+def _fold_scores(
+    X: Any, y: np.ndarray, scoring: list, scale: Any, method: Any, train: np.ndarray, test: np.ndarray
+) -> list:
     """One method on one fold: the test fold's scores, in ``scoring`` order (a Dask task)."""
     from sklearn import metrics  # noqa: PLC0415
 

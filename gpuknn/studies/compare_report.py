@@ -127,9 +127,7 @@ def _tests(st: Mapping[str, Any], alpha: float) -> str:
         out.append(
             f"<p><b>Nemenyi test</b> (every pair): two methods differ significantly when their average "
             f"ranks differ by more than the critical difference CD = {_num(ne['critical_difference'], '{:.3f}')} "
-            f"(q_α = {_num(ne['critical_value'], '{:.3f}')}). "
-            + _significant_pairs(st, ne)
-            + "</p>"
+            f"(q_α = {_num(ne['critical_value'], '{:.3f}')}). " + _significant_pairs(st, ne) + "</p>"
         )
     bd = st.get("bonferroni_dunn", {})
     vs = st.get("versus_control", {})

@@ -117,7 +117,9 @@ def compare_statistics(
                 t = stats.corrected_resampled_t_test(
                     fold_scores[d, j], fold_scores[d, c], n_train=int(round(n_train)), n_test=int(round(n_test))
                 )
-                nb.append({"statistic": _f(t.statistic), "pvalue": _f(t.pvalue), "mean_difference": _f(t.mean_difference)})
+                nb.append(
+                    {"statistic": _f(t.statistic), "pvalue": _f(t.pvalue), "mean_difference": _f(t.mean_difference)}
+                )
             except (GpuknnError, ValueError) as exc:
                 nb.append({"skipped": str(exc)})
         entry["nadeau_bengio"] = nb
