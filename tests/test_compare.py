@@ -291,3 +291,25 @@ def test_report_renders_in_a_headless_browser(cli_run, tmp_path):
     cmd[-2], cmd[-1] = f"--screenshot={tmp_path / 'blank.png'}", blank.as_uri()
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     assert _looks_rendered(tmp_path / "blank.png")[2] < 0.001
+
+
+def test_folds_on_dask_equal_the_local_run():
+    distributed = pytest.importorskip("distributed")
+    data = dict(list(_three_sets().items())[1:])
+    methods = method_presets(["knn", "smote"])
+    ref = run_compare(methods, data, scoring=["roc_auc"], n_splits=3)
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0")
+    with cluster, distributed.Client(cluster) as client:
+        got = run_compare(methods, data, scoring=["roc_auc"], n_splits=3, client=client)
+    assert got.to_json() == ref.to_json()
+
+
+def test_another_control_is_the_bonferroni_dunn_control(result):
+    from gpuknn.studies.compare_stats import compare_statistics
+
+    st = compare_statistics(result.scores[:, :, :, 0], result.methods, control="C4.5 (tree)", alpha=0.1)
+    bd = stats.bonferroni_dunn_test(result.table("roc_auc"), control=2, alpha=0.1)
+    assert list(st["bonferroni_dunn"]["methods"]) == ["kNN", "SMOTE+kNN"]
+    assert [v["pvalue"] for v in st["bonferroni_dunn"]["methods"].values()] == pytest.approx(bd.pvalue.tolist())
+    assert st["bonferroni_dunn"]["critical_difference"] == pytest.approx(bd.critical_difference)
+    assert set(st["versus_control"]) == {"kNN", "SMOTE+kNN"}

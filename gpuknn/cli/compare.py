@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import InvalidInputError
 from ._args import out_dir, positive_int, seed
 from .dask_cluster import add_cluster_arguments, cluster_facts, open_client
 
@@ -28,12 +29,12 @@ def _list(text: str) -> list[str]:
 
 
 def _methods(text: str) -> list[str]:
-    from ..studies.compare import _preset_key  # noqa: PLC0415
+    from ..studies.compare_presets import preset_key  # noqa: PLC0415
 
     items = _list(text)
     try:
-        return [_preset_key(t) for t in items]
-    except Exception as exc:  # an unknown preset: an argparse error (exit code 2)
+        return [preset_key(t) for t in items]
+    except InvalidInputError as exc:  # an unknown preset: an argparse error (exit code 2)
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
@@ -153,7 +154,6 @@ class _Progress:
 def run(args) -> int:
     from .. import __version__  # noqa: PLC0415
     from ..datasets import dataset_sha256  # noqa: PLC0415
-    from ..errors import InvalidInputError  # noqa: PLC0415
     from ..studies.compare import METHOD_PRESETS, load_compare_dataset, method_presets, run_compare  # noqa: PLC0415
     from ..studies.compare_report import compare_figures, render_report  # noqa: PLC0415
     from .rundir import RunDirectory, describe_failures  # noqa: PLC0415
@@ -166,9 +166,9 @@ def run(args) -> int:
     names = {key: METHOD_PRESETS[key][0] for key in args.methods}
     control = None
     if args.control is not None:
-        from ..studies.compare import _preset_key  # noqa: PLC0415
+        from ..studies.compare_presets import preset_key  # noqa: PLC0415
 
-        key = _preset_key(args.control) if args.control not in methods else None
+        key = preset_key(args.control) if args.control not in methods else None
         control = args.control if key is None else names.get(key)
         if control not in methods:
             raise InvalidInputError(f"--control {args.control!r} is not among --methods {', '.join(args.methods)}")

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from ..errors import InvalidInputError, InvalidInputTypeError
+from .compare_presets import METHOD_PRESETS, method_presets
 
 __all__ = [
     "SCORINGS",
@@ -40,89 +41,6 @@ __all__ = [
 
 #: Scores a comparison can report (scikit-learn's scoring names); all larger = better.
 SCORINGS = ("roc_auc", "accuracy", "balanced_accuracy", "f1", "precision", "recall")
-
-#: Preset key -> (display name, gpuknn.resampling sampler class name or None, estimator kind).
-#: "original" is an alias of "knn": no resampling.
-METHOD_PRESETS: dict[str, tuple[str, str | None, str]] = {
-    "knn": ("kNN", None, "knn"),
-    "knn-cv": ("kNN-CV", None, "knn-cv"),
-    "ros": ("ROS+kNN", "RandomOverSampler", "knn"),
-    "rus": ("RUS+kNN", "RandomUnderSampler", "knn"),
-    "smote": ("SMOTE+kNN", "SMOTE", "knn"),
-    "smote-tomek": ("SMOTE+Tomek+kNN", "SMOTETomek", "knn"),
-    "smote-enn": ("SMOTE+ENN+kNN", "SMOTEENN", "knn"),
-    "tomek": ("Tomek+kNN", "TomekLinks", "knn"),
-    "cnn": ("CNN+kNN", "CondensedNearestNeighbour", "knn"),
-    "cnn-tomek": ("CNN+Tomek+kNN", "CNNTomek", "knn"),
-    "oss": ("OSS+kNN", "OneSidedSelection", "knn"),
-    "ncl": ("NCL+kNN", "NeighbourhoodCleaningRule", "knn"),
-    "enn": ("ENN+kNN", "EditedNearestNeighbours", "knn"),
-    "tree": ("C4.5 (tree)", None, "tree"),
-}
-_ALIASES = {
-    "original": "knn",
-    "random-over": "ros",
-    "random-under": "rus",
-    "smote+tomek": "smote-tomek",
-    "smote+enn": "smote-enn",
-    "cnn+tomek": "cnn-tomek",
-    "decision-tree": "tree",
-    "c4.5": "tree",
-}
-# samplers whose result depends on a seed
-_SEEDED = {"RandomOverSampler", "RandomUnderSampler", "SMOTE", "SMOTETomek", "SMOTEENN"}
-_SEEDED |= {"CondensedNearestNeighbour", "CNNTomek", "OneSidedSelection"}
-
-
-def _preset_key(name: str) -> str:
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    key = _ALIASES.get(key, key)
-    if key not in METHOD_PRESETS:
-        known = ", ".join([*METHOD_PRESETS, *_ALIASES])
-        raise InvalidInputError(f"unknown method preset {name!r}; known: {known}")
-    return key
-
-
-def method_presets(names: Sequence[str], *, n_neighbors: int = 5, random_state: int = 0) -> dict[str, Any]:
-    """``{display name: estimator or (sampler, estimator)}`` for preset names.
-
-    ``knn`` (alias ``original``) is :class:`gpuknn.KNeighborsClassifier` (``n_neighbors``);
-    ``knn-cv`` is :class:`gpuknn.KNeighborsClassifierCV`, which chooses k among 1..``2·n_neighbors+1``
-    by an inner CV from one neighbour search per inner fold (the one-pass k sweep); ``ros``,
-    ``rus``, ``smote``, ``smote-tomek``, ``smote-enn``, ``tomek``, ``cnn``, ``cnn-tomek``,
-    ``oss``, ``ncl``, ``enn`` are that :mod:`gpuknn.resampling` sampler before the kNN;
-    ``tree`` is scikit-learn's entropy decision tree (the C4.5 stand-in). Seeded samplers
-    and the tree get ``random_state``.
-
-    Examples
-    --------
-    >>> sorted(method_presets(["knn", "SMOTE", "tree"]))
-    ['C4.5 (tree)', 'SMOTE+kNN', 'kNN']
-    """
-    from .. import resampling  # noqa: PLC0415
-    from ..model_selection import KNeighborsClassifierCV  # noqa: PLC0415
-    from ..neighbors import KNeighborsClassifier  # noqa: PLC0415
-
-    if isinstance(names, str):
-        names = [names]
-    out: dict[str, Any] = {}
-    for name in names:
-        display, sampler_name, kind = METHOD_PRESETS[_preset_key(name)]
-        if kind == "tree":
-            from sklearn.tree import DecisionTreeClassifier  # noqa: PLC0415
-
-            est: Any = DecisionTreeClassifier(criterion="entropy", random_state=random_state)
-        elif kind == "knn-cv":
-            est = KNeighborsClassifierCV(n_neighbors=list(range(1, 2 * n_neighbors + 2)), cv=3)
-        else:
-            est = KNeighborsClassifier(n_neighbors=n_neighbors)
-        if sampler_name is None:
-            out[display] = est
-            continue
-        cls = getattr(resampling, sampler_name)
-        sampler = cls(random_state=random_state) if sampler_name in _SEEDED else cls()
-        out[display] = (sampler, est)
-    return out
 
 
 def binarize_minority(y: Any) -> tuple[np.ndarray, Any, int]:
@@ -261,6 +179,8 @@ def _check_datasets(datasets: Any) -> dict[str, tuple[Any, np.ndarray]]:
     out = {}
     for name, d in datasets.items():
         X, y = load_compare_dataset(d) if isinstance(d, str) else d
+        if not hasattr(X, "shape"):  # nested lists: host float64, as scikit-learn reads them
+            X = np.asarray(X, dtype=np.float64)
         if len(getattr(X, "shape", ())) != 2 or np.shape(to_numpy(y) if hasattr(y, "shape") else y) != (X.shape[0],):
             raise InvalidInputError(f"datasets[{name!r}]: X must be 2-D and y 1-D of its rows")
         out[str(name)] = (X, to_numpy(y) if hasattr(y, "shape") else np.asarray(y))
@@ -372,10 +292,11 @@ def run_compare(
                     scores[d, m, f] = [np.nan if rec["scores"][s] is None else rec["scores"][s] for s in scoring]
                     done += 1
                     continue
-                jobs.append(((m, f, key), {"method": clone(method), "train": tr, "test": te}))
+                job = {"method": clone(method), "train": tr, "test": te, "scoring": scoring, "scale": scale}
+                jobs.append(((m, f, key), job))
         if not jobs:
             continue
-        shared = runner.share(X=X, y=y01, scoring=scoring, scale=scale)
+        shared = runner.share(X=X, y=y01)  # scattered once per data set on a cluster
         for (m, f, key), fold_scores in runner.run(_fold_scores, jobs, shared):
             scores[d, m, f] = fold_scores
             if journal is not None:

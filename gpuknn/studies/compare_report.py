@@ -134,7 +134,8 @@ def _tests(st: Mapping[str, Any], alpha: float) -> str:
     if "skipped" not in bd and bd:
         out.append(
             f"<p><b>Bonferroni–Dunn test</b> against the control <b>{_e(bd['control'])}</b>: a method differs "
-            f"from it when their average ranks differ by more than CD = {_num(bd['critical_difference'], '{:.3f}')}.</p>"
+            f"from it when their average ranks differ by more than "
+            f"CD = {_num(bd['critical_difference'], '{:.3f}')}.</p>"
         )
     rows = []
     for m, entry in vs.items():
@@ -196,8 +197,9 @@ def render_report(res: Mapping[str, Any], figures: Mapping[str, bytes] | None = 
     ]
     for i in res["dataset_info"]:
         parts.append(
-            f"<tr><th>{_e(i['name'])}</th><td>{i['n_samples']}</td><td>{i['n_features']}</td><td>{i['n_classes']}"
-            f"{' (binarised)' if i['binarized'] else ''}</td><td>{_e(i['positive_label'])}</td><td>{i['n_positive']}</td></tr>"
+            f"<tr><th>{_e(i['name'])}</th><td>{i['n_samples']}</td><td>{i['n_features']}</td>"
+            f"<td>{i['n_classes']}{' (binarised)' if i['binarized'] else ''}</td>"
+            f"<td>{_e(i['positive_label'])}</td><td>{i['n_positive']}</td></tr>"
         )
     parts.append("</table>")
     captions = {
