@@ -183,6 +183,9 @@ def _check_datasets(datasets: Any) -> dict[str, tuple[Any, np.ndarray]]:
             X = np.asarray(X, dtype=np.float64)
         if len(getattr(X, "shape", ())) != 2 or np.shape(to_numpy(y) if hasattr(y, "shape") else y) != (X.shape[0],):
             raise InvalidInputError(f"datasets[{name!r}]: X must be 2-D and y 1-D of its rows")
+        xp = array_namespace(X)
+        if not xp.isdtype(X.dtype, "real floating"):  # integer features: scaling needs floats
+            X = xp.astype(X, xp.float64)
         out[str(name)] = (X, to_numpy(y) if hasattr(y, "shape") else np.asarray(y))
     return out
 
@@ -260,6 +263,7 @@ def run_compare(
     scores = np.full((len(data), len(methods), n_folds, len(scoring)), np.nan)
     info: list[dict] = []
     runner = get_runner(client)
+    names = list(methods)
     total, done = len(data) * len(methods) * n_folds, 0
     for d, (dname, (X, y)) in enumerate(data.items()):
         y01, pos, n_classes = binarize_minority(y)
@@ -303,9 +307,7 @@ def run_compare(
                 journal.append(key, {"scores": dict(zip(scoring, _jsonable(list(fold_scores))))})
             done += 1
             if callback is not None:
-                callback(
-                    "fold", {"done": done, "total": total, "dataset": dname, "method": key.split("|")[1], "fold": f}
-                )
+                callback("fold", {"done": done, "total": total, "dataset": dname, "method": names[m], "fold": f})
     settings = {
         "n_splits": n_splits,
         "n_repeats": n_repeats,
