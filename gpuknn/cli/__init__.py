@@ -24,6 +24,7 @@ COMMANDS = {
     "power-study": ".power_study",
     "cluster-study": ".cluster_study",
     "evaluate": ".evaluate",
+    "compare": ".compare",
 }
 
 
