@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import cache
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
+    import tomli as tomllib
 
 DESELECTED = Path(__file__).with_name("deselected.toml")
 
@@ -29,12 +33,16 @@ def _compile(pattern: str) -> re.Pattern:
     return re.compile(".*".join(re.escape(part) for part in pattern.split("*")) + r"\Z")
 
 
+def load_toml(path: Path) -> dict:
+    """A TOML file's content (``tomllib``, or ``tomli`` on Python 3.10)."""
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
 @cache
 def load_deselections(path: Path = DESELECTED) -> tuple[dict, ...]:
     """The entries of the deselection list, each ``{"pattern", "kind", "reason"}``."""
-    with open(path, "rb") as fh:
-        entries = tomllib.load(fh).get("deselect", [])
-    return tuple(entries)
+    return tuple(load_toml(path).get("deselect", []))
 
 
 def match_deselection(nodeid: str, entries) -> dict | None:

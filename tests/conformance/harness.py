@@ -219,9 +219,7 @@ _UNKNOWN_OPTION = re.compile(
     r"missing \d+ required|positional argument",
     re.I,
 )
-_MISMATCH = re.compile(
-    r"DID NOT (RAISE|WARN)|Regex pattern did not match|No warnings of type|Expected warning", re.I
-)
+_MISMATCH = re.compile(r"DID NOT (RAISE|WARN)|Regex pattern did not match|No warnings of type|Expected warning", re.I)
 _IMPORT = "(module import) "
 
 
@@ -293,7 +291,7 @@ def summarise(result: dict) -> dict:
         counts[status.replace("-", "_")] += 1
     for nodeid, rec in result["outcomes"].items():
         files[nodeid.split("::", 1)[0]][rec["outcome"]] += 1
-    for path, text in result.get("collect_errors", {}).items():
+    for path in result.get("collect_errors", {}):
         files[path.split("::", 1)[0]]["collect_error"] += 1
     total: Counter = Counter()
     for counts in files.values():

@@ -109,6 +109,7 @@ class _Rewriter(ast.NodeTransformer):
         self.package = package
         self.to_gpuknn = to_gpuknn
         self.rewritten: set[str] = set()
+        self.bound: set[str] = set()  # the module-level names now bound to gpuknn or a shim
 
     def _absolute(self, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -130,8 +131,10 @@ class _Rewriter(ast.NodeTransformer):
                 # ``from sklearn import neighbors``: the module becomes a shim.
                 out.append(_shim_assign(alias.asname or alias.name, sub))
                 self.rewritten.add(sub)
+                self.bound.add(alias.asname or alias.name)
             elif alias.name in mapping:
                 ours.setdefault(mapping[alias.name], []).append(alias)
+                self.bound.add(alias.asname or alias.name)
                 self.rewritten.add(f"{module}.{alias.name}")
             else:
                 keep.append(alias)
@@ -152,6 +155,7 @@ class _Rewriter(ast.NodeTransformer):
                 # ``sklearn`` itself and stays the peer's.
                 stmts.append(_shim_assign(alias.asname, alias.name))
                 self.rewritten.add(alias.name)
+                self.bound.add(alias.asname)
             else:
                 keep.append(alias)
         if keep:
@@ -160,6 +164,42 @@ class _Rewriter(ast.NodeTransformer):
 
 
 _SHIM_FACTORY = "_gpuknn_conformance_shim"
+_BROKEN_FACTORY = "_gpuknn_conformance_broken"
+_BROKEN_EXC = "_gpuknn_conformance_exc"
+
+
+def broken(exc: BaseException, name: str):
+    """A test that fails with ``exc``: stands for test ``name``, whose decorators (a
+    parametrization building a gpuknn estimator, say) raised ``exc`` when the module was
+    imported. Without it one such test would fail the whole module's collection."""
+
+    def test():
+        raise exc
+
+    test.__name__ = test.__qualname__ = name
+    test.gpuknn_conformance_broken = True  # the plugin counts it as a test reaching gpuknn
+    return test
+
+
+def _guard_decorated(tree: ast.Module, bound: set[str]) -> None:
+    """Wrap each module-level def whose decorators use a name bound to gpuknn in
+    ``try: <def> except Exception as e: name = broken(e, name)``."""
+    for i, node in enumerate(tree.body):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not node.decorator_list:
+            continue
+        used = {n.id for d in node.decorator_list for n in ast.walk(d) if isinstance(n, ast.Name)}
+        if not used & bound:
+            continue
+        fallback = ast.Assign(
+            targets=[ast.Name(id=node.name, ctx=ast.Store())],
+            value=ast.Call(
+                func=ast.Name(id=_BROKEN_FACTORY, ctx=ast.Load()),
+                args=[ast.Name(id=_BROKEN_EXC, ctx=ast.Load()), ast.Constant(node.name)],
+                keywords=[],
+            ),
+        )
+        handler = ast.ExceptHandler(type=ast.Name(id="Exception", ctx=ast.Load()), name=_BROKEN_EXC, body=[fallback])
+        tree.body[i] = ast.copy_location(ast.Try(body=[node], handlers=[handler], orelse=[], finalbody=[]), node)
 
 
 def _shim_assign(target: str, peer: str) -> ast.stmt:
@@ -196,6 +236,7 @@ def rewrite_source(source: str, module_name: str, to_gpuknn: bool = True) -> tup
     tree = ast.parse(source)
     rewriter = _Rewriter(module_name.rpartition(".")[0], to_gpuknn)
     tree = rewriter.visit(tree)
+    _guard_decorated(tree, rewriter.bound)
     # The shim factory is imported after any ``from __future__`` import, which must stay first.
     body = tree.body
     at = 0
@@ -205,7 +246,9 @@ def rewrite_source(source: str, module_name: str, to_gpuknn: bool = True) -> tup
     ):
         at += 1
     factory = ast.ImportFrom(
-        module="conformance.rewrite", names=[ast.alias(name="shim", asname=_SHIM_FACTORY)], level=0
+        module="conformance.rewrite",
+        names=[ast.alias(name="shim", asname=_SHIM_FACTORY), ast.alias(name="broken", asname=_BROKEN_FACTORY)],
+        level=0,
     )
     body.insert(at, factory)
     tree = ast.fix_missing_locations(tree)
