@@ -161,11 +161,12 @@ def from_numpy(a: Any, xp: Any, *, device: Any = None) -> Any:
 def into_namespace(a: Any, xp: Any, *, device: Any = None) -> Any:
     """``a`` in namespace ``xp`` on ``device``: itself when it is there already, else through
     host NumPy (an array of another namespace or device, a list, a user's callable's answer)."""
-    try:
-        if array_namespace(a) is xp and device_of(a) == device:
-            return a
-    except TypeError:  # not an array of any namespace
-        pass
+    if hasattr(a, "shape"):  # a list is no array (array_namespace may still name NumPy for it)
+        try:
+            if array_namespace(a) is xp and device_of(a) == device:
+                return a
+        except TypeError:  # not an array of any namespace
+            pass
     return from_numpy(to_numpy(a) if hasattr(a, "shape") else np.asarray(a), xp, device=device)
 
 

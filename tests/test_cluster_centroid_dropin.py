@@ -48,6 +48,15 @@ def test_kmeans_array_init_and_algorithm_match_sklearn(backend, algorithm):
     np.testing.assert_allclose(km.score(backend.asarray(Q), sample_weight=w), ref.score(Q, sample_weight=w), rtol=1e-10)
 
 
+def test_kmeans_init_as_a_list_of_rows(backend):
+    """A nested list is an array-like init, as in scikit-learn (it raised AttributeError)."""
+    X = _blobs(4)
+    init = X[[0, 60, 120]].tolist()
+    ref = sk_cluster.KMeans(3, init=np.asarray(init), n_init=1).fit(X)
+    km = KMeans(3, init=init, n_init=1).fit(backend.asarray(X))
+    assert_xp(km.labels_, ref.labels_, backend)
+
+
 def test_kmeans_elkan_identical_to_lloyd():
     X = _blobs(3)
     a = KMeans(4, algorithm="lloyd", random_state=0).fit(X)
