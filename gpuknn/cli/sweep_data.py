@@ -172,9 +172,7 @@ def load(args):
         names = [str(c) for c in ds.class_names]
         source = ds.source + (f" ({ds.n_dropped} rows with missing values dropped)" if ds.n_dropped else "")
         if ds.categories:
-            Xtr, Xte = (
-                datasets.encode_nominal(X, ds.categories, feature_names=ds.feature_names).X for X in (Xtr, Xte)
-            )
+            Xtr, Xte = (datasets.encode_nominal(X, ds.categories, feature_names=ds.feature_names).X for X in (Xtr, Xte))
             source += (
                 f" ({len(ds.categories)} nominal column(s) one-hot encoded: {ds.X_train.shape[1]} "
                 f"features -> {Xtr.shape[1]})"

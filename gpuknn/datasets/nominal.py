@@ -67,9 +67,7 @@ def _check_categories(categories: Any, n_features: int) -> dict[int, tuple[str, 
     out = {}
     for j, values in categories.items():
         if isinstance(j, bool) or not isinstance(j, (int, np.integer)) or not 0 <= int(j) < n_features:
-            raise InvalidInputError(
-                f"categories: key {j!r} is no column index of X in [0, {n_features - 1}]"
-            )
+            raise InvalidInputError(f"categories: key {j!r} is no column index of X in [0, {n_features - 1}]")
         if isinstance(values, str) or not isinstance(values, Sequence) or len(values) == 0:
             raise InvalidInputError(f"categories[{j}] must be a non-empty sequence of values, got {values!r}")
         values = tuple(str(v) for v in values)
