@@ -369,3 +369,14 @@ def test_header_less_dat_path_reads_as_keel(tmp_path):
     r.write_text("a,1,p\nb,2,n\nb,3,p\na,4,n\n")
     with pytest.raises(InvalidInputError, match=r"nominal columns of the test source .* differ"):
         load_dataset(r, test=q)
+
+
+def test_quoted_values_and_whitespace(tmp_path):
+    text = "'red, dark', 1.5 ,don't\n\"blue\",\t2.5, do\n'red, dark',3.5,do\n"
+    d = load_keel(write(tmp_path, text, "q.dat"))
+    assert d.nominal_values == {"x0": ("blue", "red, dark")}
+    np.testing.assert_array_equal(to_numpy(d.X), [[1, 1.5], [0, 2.5], [1, 3.5]])
+    np.testing.assert_array_equal(d.y, ["don't", "do", "do"])
+    # a KEEL header's quoted nominal values match the quoted values of its data
+    d = load_keel(write(tmp_path, "@relation r\n@attribute c {'a b', c}\n@attribute k {p, n}\n@data\n'a b', p\nc, n\n"))
+    np.testing.assert_array_equal(to_numpy(d.X)[:, 0], [0, 1])

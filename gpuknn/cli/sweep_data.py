@@ -66,7 +66,7 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
         "--target",
         default=None,
         metavar="COLUMN",
-        help="target column of a CSV/TSV (name or 0-based index; default the last) or of a .npy (index)",
+        help="target column of a CSV/TSV or ARFF file (name or 0-based index; default the last) or of a .npy (index)",
     )
     p.add_argument("--test", default=None, metavar="FILE", help="the test set, a file of the same kind as --data")
     p.add_argument(

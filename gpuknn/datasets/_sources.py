@@ -176,7 +176,8 @@ def read_file(path: Path, target, header, drop_missing: bool) -> dict:
     if suffix == ".arff":
         from .arff import read_arff  # noqa: PLC0415
 
-        return read_arff(path, target, drop_missing)
+        out = read_arff(path, target, drop_missing)
+        return out | {"y": as_labels(out["y"], str(path))}
     if suffix == ".dat" and _is_keel(path):
         no_target(target, f"{path} (KEEL: the class is the @outputs attribute)")
         return keel_fields(path, drop_missing)

@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CorruptDataError, InvalidInputError
-from ._sources import as_labels
 
 __all__ = ["read_arff"]
 
@@ -96,17 +95,17 @@ def read_arff(path: Path, target, drop_missing: bool) -> dict:
     X = np.stack([columns[j][2][keep] for j in feats], axis=1)
     categories = {k: columns[j][3] for k, j in enumerate(feats) if columns[j][3] is not None}
     name_t, text_t, num_t, values_t = columns[t]
+    out = {}
     if values_t is not None:
-        y, class_order = text_t[keep].astype(str), [v for v in values_t if v in set(text_t[keep].tolist())]
+        y = text_t[keep].astype(str)
+        out["class_order"] = [v for v in values_t if v in set(y.tolist())]
     else:
-        y = as_labels(num_t[keep], where)
-        class_order = list(dict.fromkeys(y.tolist()))
-    return {
+        y = num_t[keep]  # the caller makes labels of them (gpuknn.datasets._sources.as_labels)
+    return out | {
         "X": np.ascontiguousarray(X),
         "y": y,
         "feature_names": [names[j] for j in feats],
         "target_name": name_t,
-        "class_order": class_order,
         "categories": categories,
         "name": str(meta.name),
         "n_dropped": int(missing.sum()),

