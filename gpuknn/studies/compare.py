@@ -56,23 +56,16 @@ def binarize_minority(y: Any) -> tuple[np.ndarray, Any, int]:
 
 def load_compare_dataset(spec: str) -> tuple[np.ndarray, np.ndarray]:
     """Host ``(X, y)`` of a data-set spec through :func:`gpuknn.datasets.load_table` (a source
-    with its own test split is used whole: CV draws its own folds). Nominal columns are
-    one-hot encoded with the loader's encoder where the table has one."""
-    from .. import datasets  # noqa: PLC0415
+    with its own test split is used whole: CV draws its own folds). Nominal columns (KEEL's,
+    ARFF's) are one-hot encoded: kNN's distances on category codes would invent an order."""
+    from ..datasets import encode_nominal, load_table  # noqa: PLC0415
 
-    table = datasets.load_table(spec)
+    table = load_table(spec)
     X, y = table.X, table.y
-    if table.X_test is not None:
+    if table.X_test is not None:  # the loader refuses a test part with other categories
         X, y = np.concatenate([X, table.X_test]), np.concatenate([y, table.y_test])
-    # The nominal-column encoder of gpuknn.datasets, under whichever name it has: a Table
-    # method, or a function of the package (tables without nominal columns pass unchanged).
-    encode = getattr(table, "one_hot", None)
-    if callable(encode) and table.X_test is None:
-        enc = encode()
-        X = enc[0] if isinstance(enc, tuple) else getattr(enc, "X", enc)
-    elif callable(getattr(datasets, "encode_nominal", None)) and table.X_test is None:
-        enc = datasets.encode_nominal(table)
-        X = enc[0] if isinstance(enc, tuple) else getattr(enc, "X", enc)
+    if table.categories:
+        X = encode_nominal(X, table.categories, encoding="onehot", feature_names=table.feature_names).X
     return np.asarray(X, dtype=np.float64), np.asarray(y)
 
 
