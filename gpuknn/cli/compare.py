@@ -247,15 +247,16 @@ def _summary(doc: dict, out, set_aside, journal, facts, quiet: bool) -> None:
     score = doc["scoring"][0]
     st = doc["stats"][score]
     width = max(len(m) for m in doc["methods"]) + 2
+    first = max(20, *(len(name) + 1 for name in doc["datasets"]))  # whole names: keel:imbalanced/...
     print(f"mean {score} ({doc['settings']['n_splits']}-fold CV x {doc['settings']['n_repeats']}):")
-    print(" " * 20 + "".join(f"{m:>{width}}" for m in doc["methods"]))
+    print(" " * first + "".join(f"{m:>{width}}" for m in doc["methods"]))
     for d, name in enumerate(doc["datasets"]):
         row = "".join(f"{'n/a' if v is None else f'{v:.4f}':>{width}}" for v in (r[0] for r in doc["mean"][d]))
-        print(f"{name[:19]:<20}{row}")
+        print(f"{name:<{first}}{row}")
     ranks = st.get("average_ranks", {})
     if "skipped" not in ranks:
         print(
-            f"{'average rank':<20}"
+            f"{'average rank':<{first}}"
             + "".join(f"{ranks[m] if ranks[m] is not None else 0:>{width}.2f}" for m in doc["methods"])
         )
     fr = st.get("friedman", {})
