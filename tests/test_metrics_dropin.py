@@ -326,3 +326,14 @@ def test_contingency_eps_sparse(backend):
     with pytest.raises(InvalidInputError, match="Cannot set 'eps' when sparse=True"):
         contingency_matrix(backend.asarray(a), backend.asarray(b), eps=0.1, sparse=True)
     assert host(contingency_matrix(backend.asarray(a[:0]), backend.asarray(b[:0]))).shape == (0, 0)
+
+
+@pytest.mark.parametrize("average", ["binary", "macro", "micro", "weighted"])
+def test_fbeta_infinite_beta_is_recall(backend, average):
+    """beta = inf is recall, as in scikit-learn (it was NaN: inf * 0 in the formula)."""
+    yt, yp = np.array([0, 1, 1, 2, 1]), np.array([0, 1, 0, 2, 2])
+    if average == "binary":
+        yt, yp = yt % 2, yp % 2
+    got = fbeta_score(backend.asarray(yt), backend.asarray(yp), beta=np.inf, average=average)
+    assert float(got) == pytest.approx(skm.fbeta_score(yt, yp, beta=np.inf, average=average), abs=1e-15)
+    assert float(got) == pytest.approx(skm.recall_score(yt, yp, average=average), abs=1e-15)
