@@ -63,6 +63,7 @@ __all__ = [
     "kneighbors",
     "search",
     "search_validated",
+    "dense_neighbors",
     "kneighbors_keys",
     "plan_tiles",
     "candidate_margin",
@@ -337,7 +338,7 @@ def search_validated(
     xp = array_namespace(Q)
     metric = ref.metric
     if isinstance(ref, DifferenceReference):
-        return _difference_neighbors(Q, ref, k, working_memory)
+        return dense_neighbors(Q, ref, k, working_memory)
     scale = underflow_scale(magnitude, Q.dtype, xp)
     if scale != 1.0:
         # Tiny data (squares below the normal range: cosine of rows of 1e-300 saw zero rows,
@@ -358,10 +359,12 @@ def search_validated(
     return Neighbors(keys, idx, err, metric, Q.dtype, refine, scale)
 
 
-def _difference_neighbors(Q: Any, ref: DifferenceReference, k: int, working_memory: int) -> Neighbors:
-    """The difference metrics' search (:mod:`gpuknn.ops.differences`): exact values of every
-    pair, so the keys (minus the distances) are exact and ``err`` is 0. No rescaling: no
-    squares (Minkowski's powers of tiny data underflow, as SciPy's do)."""
+def dense_neighbors(Q: Any, ref: Any, k: int, working_memory: int) -> Neighbors:
+    """The search of the difference metrics (``ref`` a :class:`DifferenceReference`) and of
+    the host metrics (a :class:`gpuknn.ops.hostmetric.HostReference`): exact values of
+    every pair (:func:`gpuknn.ops.differences.dense_search`), so the keys (minus the
+    distances) are exact and ``err`` is 0. No rescaling: no squares (Minkowski's powers of
+    tiny data underflow, as SciPy's do). ``working_memory`` in bytes."""
     xp = array_namespace(Q)
     s, idx = dense_search(Q, ref, k, budget=working_memory)
     keys = -ref.distances(s)
