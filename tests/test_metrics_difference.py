@@ -291,7 +291,9 @@ def test_kd_tree_falls_back_to_brute_for_difference_metrics():
     X, Q, _ = _continuous(8)
     nn = NearestNeighbors(n_neighbors=3, metric="manhattan", algorithm="kd_tree").fit(X)
     assert nn._fit_method == "brute"
-    np.testing.assert_array_equal(nn.kneighbors(Q)[1], skn.NearestNeighbors(n_neighbors=3, metric="manhattan").fit(X).kneighbors(Q)[1])
+    np.testing.assert_array_equal(
+        nn.kneighbors(Q)[1], skn.NearestNeighbors(n_neighbors=3, metric="manhattan").fit(X).kneighbors(Q)[1]
+    )
 
 
 def test_inner_product_only_paths_say_so():
