@@ -301,3 +301,20 @@ def test_inner_product_only_paths_say_so():
 
     with pytest.raises(InvalidInputError, match="runs on inner products"):
         check_metric("manhattan")
+
+
+def test_k_sweep_passes_the_metric_through():
+    """cross_validate_k with a difference metric scores what the classifier fitted per k
+    scores; the p-sweep (PCA sizes, inner products) refuses it clearly."""
+    from gpuknn.model_selection import cross_validate_k, cross_validate_kp
+
+    X, Q, _ = _continuous(10, n=50)
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    tr, te = np.arange(0, 50, 2), np.arange(1, 50, 2)
+    for metric in ("manhattan", "minkowski:3", "canberra"):
+        table = cross_validate_k(X, y, [1, 3, 5], cv=[(tr, te)], metric=metric)
+        got = [r["accuracy_mean"] for r in table.summary()]
+        want = [KNeighborsClassifier(k, metric=metric).fit(X[tr], y[tr]).score(X[te], y[te]) for k in (1, 3, 5)]
+        np.testing.assert_allclose(got, want)
+    with pytest.raises(InvalidInputError, match="runs on inner products"):
+        cross_validate_kp(X, y, [1], [2], cv=[(tr, te)], metric="manhattan")

@@ -64,6 +64,7 @@ __all__ = [
     "search",
     "search_validated",
     "dense_neighbors",
+    "reference_for",
     "kneighbors_keys",
     "plan_tiles",
     "candidate_margin",
@@ -376,6 +377,12 @@ def dense_neighbors(Q: Any, ref: Any, k: int, working_memory: int) -> Neighbors:
     return Neighbors(keys, idx, err, ref.metric, Q.dtype, refine)
 
 
+def reference_for(R: Any, metric: str) -> Reference | DifferenceReference:
+    """The reference a search of ``metric`` (an engine name: :func:`resolve_metric`'s) takes
+    for validated rows R, prepared block by block at each search (``keep_rows=False``)."""
+    return DifferenceReference(R, metric) if is_difference(metric) else Reference(R, metric, keep_rows=False)
+
+
 def resolve_inputs(
     Q: Any, R: Any, metric: str, *, names: tuple[str, str] = ("Q", "R")
 ) -> tuple[Any, Reference, float, Any]:
@@ -397,8 +404,7 @@ def resolve_inputs(
         return Q, R.reference, max(R.magnitude, check_magnitude(Q, None, xp, names=names)), xp
     Q, R, xp = validate_pair(Q, R, names=names, check_finite=False)
     magnitude = check_magnitude(Q, R, xp, names=names)
-    ref = DifferenceReference(R, metric) if is_difference(metric) else Reference(R, metric, keep_rows=False)
-    return Q, ref, magnitude, xp
+    return Q, reference_for(R, metric), magnitude, xp
 
 
 def kneighbors_keys(
