@@ -34,7 +34,7 @@ from ..ops.hostmetric import PreparedHost, check_precomputed
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
 from ..ops.kneighbors import PreparedReference, dense_neighbors, drop_self
 from ..ops.limits import check_working_memory
-from ..ops.metricspec import check_p, resolve_metric
+from ..ops.metricspec import INNER_METRICS, check_p, resolve_metric
 from ..ops.radius import check_radius, radius_pairs, radius_pairs_kdtree, radius_rows, ragged, rescaled
 from . import _dask  # dask's own modules load only when it runs (distributed._dask)
 
@@ -141,6 +141,11 @@ class NeighborsBase(BaseEstimator):
         # The one value check (finite, squares in range): its magnitude is kept for queries.
         X, self._fit_magnitude = validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
         self._fit_X = X  # a dask X (if accepted) stays lazy
+        if uses_dask(self) and self._metric not in INNER_METRICS:
+            raise InvalidInputError(
+                f"dask training data: metric {self.metric!r} is not served (the distributed search runs "
+                f"the inner-product metrics {INNER_METRICS}); compute the arrays first"
+            )
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
         if self._metric == "precomputed" and not uses_dask(self):

@@ -59,7 +59,7 @@ _BUFFERS = 8
 # Host tiles: about this many feature-steps of work per tile, between these sizes (small
 # tiles stay in cache across the d steps; tiny d wants larger tiles, top-k calls dominate).
 _HOST_WORK = 1 << 22
-_HOST_MIN, _HOST_MAX = 1 << 15, 1 << 20
+_HOST_MIN, _HOST_MAX = 1 << 17, 1 << 20
 
 
 def _kind(metric: str) -> tuple[str, float | None]:

@@ -55,10 +55,13 @@ METRICS = ("euclidean", "sqeuclidean", "cosine", "correlation", "inner")
 
 def check_metric(metric: str) -> str:
     """Return ``metric`` if it is one of the inner-product :data:`METRICS` (the GEMM
-    paths: the p-sweep, partial searches, centroids), else raise :class:`InvalidInputError`
+    paths: the p-sweep, partial searches, centroids; ``"l2"`` and ``"minkowski"``, whose
+    default p is 2, return ``"euclidean"``), else raise :class:`InvalidInputError`
     -- saying so for a difference metric (:mod:`gpuknn.ops.differences`), which only the
     neighbour searches, the estimators and :func:`pairwise_distances` serve."""
     if metric not in METRICS:
+        if isinstance(metric, str) and metric in ("l2", "minkowski"):
+            return "euclidean"  # other names of it (minkowski's default p = 2)
         if isinstance(metric, str) and metric in KNOWN_METRICS or is_difference(metric):
             raise InvalidInputError(
                 f"metric {metric!r} is not served here: this computation runs on inner products "

@@ -52,6 +52,8 @@ _SNAP_MAX = 2.0**-30
 # Gathered candidate rows are processed in row blocks of about this many bytes (large enough
 # that the per-block overhead stays small beside the gather and the dot products).
 EXACT_BLOCK_BYTES = 16 << 20
+# Other names of euclidean a caller may carry along (scikit-learn's default "minkowski", p = 2).
+_EUCLIDEAN_NAMES = ("l2", "minkowski")
 
 
 class RowStats(NamedTuple):
@@ -270,6 +272,8 @@ def keys_to_distances(keys: Any, metric: str) -> Any:
     xp = array_namespace(keys)
     if is_difference(metric) or metric in ("precomputed", "callable"):
         return -keys
+    if metric in _EUCLIDEAN_NAMES:
+        metric = "euclidean"
     if metric == "euclidean":
         return xp.sqrt(xp.clip(-keys, min=0.0))
     if metric == "sqeuclidean":

@@ -392,6 +392,7 @@ def resolve_inputs(
     :class:`~gpuknn.ops.search.Reference`, the largest |value| of both, the namespace.
     """
     qn, rn = names
+    metric = resolve_metric(metric)  # callers that carry a user's name (partial searches)
     if isinstance(R, PreparedReference):
         if R.metric != metric:
             raise InvalidInputError(f"{rn} was prepared for metric {R.metric!r}, not {metric!r}")

@@ -91,8 +91,12 @@ def resolve_metric(metric: Any, p: Any = None) -> str:
 
 
 def is_difference(metric: Any) -> bool:
-    """Whether an engine name (:func:`resolve_metric`'s) is a difference metric."""
-    return isinstance(metric, str) and metric.split(":", 1)[0] in DIFFERENCE_METRICS
+    """Whether an engine name (:func:`resolve_metric`'s) is a difference metric (plain
+    ``"minkowski"``, p = 2, is euclidean: no)."""
+    if not isinstance(metric, str):
+        return False
+    name, _, p = metric.partition(":")
+    return name in DIFFERENCE_METRICS and (name != "minkowski" or p != "")
 
 
 def minkowski_p(metric: str) -> float | None:
