@@ -318,3 +318,23 @@ def test_k_sweep_passes_the_metric_through():
         np.testing.assert_allclose(got, want)
     with pytest.raises(InvalidInputError, match="runs on inner products"):
         cross_validate_kp(X, y, [1], [2], cv=[(tr, te)], metric="manhattan")
+
+
+@pytest.mark.parametrize("metric", ["manhattan", "minkowski:3", "braycurtis"])
+def test_search_stays_within_working_memory(metric):
+    """Tiles under the budget: no (queries x references x features) temporary, nor a float64
+    copy of a reference three times the budget (NumPy, traced)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(11)
+    R, Q = np.abs(rng.normal(size=(4000, 100))), np.abs(rng.normal(size=(3, 100)))  # R: 3.1 MiB
+    kneighbors(Q, R, 5, metric=metric, working_memory=1)  # imports and caches outside the trace
+    tracemalloc.start()
+    try:
+        d, i = kneighbors(Q, R, 5, metric=metric, working_memory=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, f"peak {peak / 2**20:.2f} MiB over a working_memory of 1 MiB"
+    name, kw = ("minkowski", {"p": 3}) if metric.startswith("minkowski") else (metric, {})
+    np.testing.assert_array_equal(i, _oracle(Q, R, 5, {"manhattan": "cityblock"}.get(name, name), kw)[1])

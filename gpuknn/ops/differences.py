@@ -162,13 +162,18 @@ class DifferenceReference:
 
 
 def dense_plan(n_q: int, n_ref: int, d: int, budget: int, xp: Any) -> tuple[int, int]:
-    """``(rows, cols)`` of the value tiles: ``_BUFFERS`` float64 tiles within ``budget``
-    bytes, at least one pair; on the host about ``2**22 / d`` pairs (cache-sized)."""
-    elems = max(1, int(budget) // (8 * _BUFFERS))
+    """``(rows, cols)`` of the value tiles within ``budget`` bytes: half of it for
+    ``_BUFFERS`` float64 ``(rows, cols)`` tiles, a quarter each for the float64 copies of the
+    query and reference rows of a tile (and their transposes); at least one pair. On the
+    host the tiles hold about ``2**22 / d`` pairs, within ``[2**17, 2**20]`` (cache-sized:
+    the d steps reread them)."""
+    budget = max(1, int(budget))
+    elems = max(1, budget // (2 * 8 * _BUFFERS))
     if _is_numpy_ns(xp):
         elems = min(elems, max(_HOST_MIN, min(_HOST_MAX, _HOST_WORK // max(1, d))))
-    cols = max(1, min(n_ref, elems // max(1, min(n_q, 256))))
-    rows = max(1, min(n_q, elems // cols))
+    rows_max = max(1, budget // 4 // (16 * max(1, d)))
+    cols = max(1, min(n_ref, rows_max, elems // max(1, min(n_q, 256, rows_max))))
+    rows = max(1, min(n_q, rows_max, elems // cols))
     return rows, cols
 
 
