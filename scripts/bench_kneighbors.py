@@ -9,6 +9,15 @@ call includes it) when installed; torch mm + topk on a GPU when there is
 one. Also the peak extra memory of gpuknn (tracemalloc) against its working_memory.
 
     python scripts/bench_kneighbors.py [--queries N] [--repeat R] [--no-sklearn]
+
+With ``--metric manhattan`` (or another difference metric: chebyshev, canberra, braycurtis,
+hamming, minkowski with ``--p``) it times that metric instead, on ``--train`` training rows
+(default 60 000): gpuknn.kneighbors against scikit-learn's
+``NearestNeighbors(algorithm="brute", metric=...)`` and, for manhattan, faiss-cpu's
+``IndexFlat(d, faiss.METRIC_L1)`` (reported as skipped when faiss is not installed), in the
+same run, with the ratios side by side and the share of equal neighbour lists.
+
+    python scripts/bench_kneighbors.py --metric manhattan --queries 200 --train 5000
 """
 
 from __future__ import annotations
@@ -28,12 +37,18 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-sklearn", action="store_true")
+    ap.add_argument("--metric", default="correlation", help="correlation (default) or a difference metric")
+    ap.add_argument("--p", type=float, default=None, help="Minkowski's p (with --metric minkowski)")
+    ap.add_argument("--train", type=int, default=60_000, help="training rows (difference metrics)")
     args = ap.parse_args()
 
     import gpuknn
     from gpuknn.ops.distance import prepare_rows
 
     Xtr, ytr, Xte, _ = gpuknn.load_fashion_mnist(dtype="float32")
+    if args.metric != "correlation":
+        bench_difference(Xtr[: args.train], Xte[: args.queries], args)
+        return
     Q = Xte[: args.queries]
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; numpy {np.__version__}")
     print(
@@ -124,6 +139,51 @@ def main() -> None:
     print(f"\n{'method':42s} {'seconds':>9s} {'x GEMM':>8s} {'gpuknn speed-up':>16s}")
     for name, t in rows:
         print(f"{name:42s} {t:9.3f} {t / t_gemm:8.2f} {t / t_g:16.2f}")
+
+
+def bench_difference(R: np.ndarray, Q: np.ndarray, args: argparse.Namespace) -> None:
+    """gpuknn against scikit-learn's brute force and faiss-cpu's flat L1 index for one
+    difference metric, side by side (``--metric``)."""
+    import gpuknn
+
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; numpy {np.__version__}")
+    metric, p = args.metric, args.p
+    print(
+        f"problem: {Q.shape[0]} queries x {R.shape[0]} references x {R.shape[1]} features, "
+        f"float32, k={args.k}, metric={metric}{'' if p is None else f' p={p}'}\n"
+    )
+    wm = gpuknn._memory.default_working_memory(np) / 2**20  # MiB
+    t_g, (d, idx) = best_of(lambda: gpuknn.kneighbors(Q, R, args.k, metric=metric, p=p, working_memory=wm), args.repeat)
+    rows = [("gpuknn.kneighbors", t_g)]
+    if not args.no_sklearn:
+        from sklearn.neighbors import NearestNeighbors
+
+        kw = {} if p is None else {"p": p}
+        nn = NearestNeighbors(n_neighbors=args.k, algorithm="brute", metric=metric, **kw).fit(R)
+        t_s, (_, sk_idx) = best_of(lambda: nn.kneighbors(Q), args.repeat)
+        rows.append((f"scikit-learn brute ({metric})", t_s))
+        print(f"scikit-learn neighbours equal to gpuknn's: {np.mean(sk_idx == idx):.5f} of entries")
+    try:
+        import faiss
+    except ImportError:
+        faiss = None
+    if faiss is None:
+        print("faiss-cpu: skipped (not installed)")
+    elif metric not in ("manhattan", "cityblock", "l1"):
+        print(f"faiss-cpu: skipped (no flat index for {metric})")
+    else:
+
+        def run_faiss():
+            index = faiss.IndexFlat(R.shape[1], faiss.METRIC_L1)
+            index.add(np.ascontiguousarray(R))
+            return index.search(np.ascontiguousarray(Q), args.k)
+
+        t_f, (_, fi) = best_of(run_faiss, args.repeat)
+        rows.append(("faiss-cpu IndexFlat(METRIC_L1)", t_f))
+        print(f"faiss neighbours equal to gpuknn's: {np.mean(fi == idx):.5f} of entries")
+    print(f"\n{'method':42s} {'seconds':>9s} {'x gpuknn':>9s}")
+    for name, t in rows:
+        print(f"{name:42s} {t:9.3f} {t / t_g:9.2f}")
 
 
 if __name__ == "__main__":

@@ -208,7 +208,9 @@ def test_validation_errors_at_fit_match_numpy(sync):
         return msgs[0]
 
     assert "n_neighbors <= n_samples_fit, but n_neighbors = 41" in message(lambda: KNeighborsClassifier(41), y)
-    assert "metric" in message(lambda: KNeighborsClassifier(3, metric="manhattan"), y)
+    assert "metric" in message(lambda: KNeighborsClassifier(3, metric="l7"), y)
+    with pytest.raises(InvalidInputError, match="inner-product metrics"):  # served for NumPy data only
+        KNeighborsClassifier(3, metric="manhattan").fit(Xd, y)
     assert "40 samples but y has 39" in message(lambda: KNeighborsClassifier(3), y[:-1])
     message(lambda: KNeighborsRegressor(3), y[:-1])
     message(lambda: NearestNeighbors(metric="inner"))

@@ -149,7 +149,7 @@ def test_bad_input_is_rejected(xp, to_xp):
     with pytest.raises(InvalidInputError, match="2-D"):
         kneighbors(to_xp(np.zeros(3)), R, 1)
     with pytest.raises(InvalidInputError, match="unknown metric"):
-        kneighbors(Q, R, 1, metric="l1")
+        kneighbors(Q, R, 1, metric="l7")
     bad = np.zeros((5, 3))
     bad[1, 0], bad[4, 2] = np.inf, np.nan
     with pytest.raises(InvalidInputError, match=r"2 row\(s\): 1, 4"):

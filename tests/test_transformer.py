@@ -56,4 +56,4 @@ def test_errors(backend):
     with pytest.raises(InvalidInputError, match="mode must be"):
         KNeighborsTransformer(mode="bad").fit(Xb)
     with pytest.raises(InvalidInputError, match="unknown metric"):
-        KNeighborsTransformer(metric="manhattan").fit(Xb)
+        KNeighborsTransformer(metric="l7").fit(Xb)

@@ -22,10 +22,10 @@ from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.exact import distance_interval, keys_to_distances
 from ..ops.gram import prefix_references
-from ..ops.kneighbors import search, search_validated
+from ..ops.kneighbors import reference_for, search, search_validated
 from ..ops.limits import check_values, check_working_memory
+from ..ops.metricspec import resolve_metric
 from ..ops.psweep import prefix_refine
-from ..ops.search import Reference
 from .runner import get_runner, task_working_memory
 from .splitters import StratifiedKFold
 from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_votes
@@ -103,11 +103,12 @@ def fold_k_scores(
     MiB, as for :func:`gpuknn.kneighbors`.
     """
     xp = array_namespace(X_train)
+    metric = resolve_metric(metric)  # any neighbour metric (aliases, "minkowski:3")
     wm = check_working_memory(working_memory, xp, device_of(X_train))  # bytes
     if magnitude is None:
         nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
     else:
-        ref = Reference(X_train, metric, keep_rows=False)
+        ref = reference_for(X_train, metric)
         nb = search_validated(X_test, ref, max(ks), magnitude=magnitude, working_memory=wm, labels=y_train)
     va = nb.vote_args()
     weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
@@ -292,6 +293,8 @@ def cross_validate_k(
         As scikit-learn's ``cv=`` (:func:`check_folds`); default
         ``StratifiedKFold(5, shuffle=True, random_state=0)``.
     metric, weights, working_memory : as for :class:`gpuknn.KNeighborsClassifier`
+        (``metric``: any name :func:`gpuknn.kneighbors` takes, ``"minkowski:3"`` for
+        Minkowski with p = 3)
     scoring : names (``"accuracy"``, ``"macro_f1"``) or ``{name: callable(y_true, y_pred)}``
     client : dask.distributed.Client, optional
         Run one task per fold on its cluster: X, y and the folds are scattered once to
@@ -319,7 +322,7 @@ def cross_validate_k(
     >>> [round(r["accuracy_mean"], 2) for r in t.summary()]
     [0.95, 0.9]
     """
-    check_metric(metric)
+    metric = resolve_metric(metric)  # every neighbour metric (aliases, minkowski "minkowski:3")
     xp, X, y_dev, n_classes, folds, magnitude = _prepare(X, y, cv)
     ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
     weights, scoring, names = _options(weights, scoring)
@@ -380,8 +383,10 @@ def cross_validate_kp(
     components; every p comes from that one projection (:func:`neighbors_for_p_sweep`).
     Returns a :class:`SweepTable` with one row per (fold, p, weights, k). Equals refitting
     PCA(p) + kNN for every (p, k) (tested). See :func:`cross_validate_k` for the options
-    (``client``: one Dask task per fold, the PCA fitted inside it).
+    (``client``: one Dask task per fold, the PCA fitted inside it). The p-sweep accumulates
+    inner products: it serves the inner-product metrics only (others are refused here).
     """
+    check_metric(metric)
     xp, X, y_dev, n_classes, folds, _ = _prepare(X, y, cv)
     ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
     ps = check_grid(ps, name="p", argument="ps", upper=min(X.shape[1], min(tr.size for tr, _ in folds)))

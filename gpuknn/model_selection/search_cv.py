@@ -30,6 +30,7 @@ from ..metrics import balanced_accuracy_score, f1_score
 from ..neighbors import KNeighborsClassifier
 from ..ops.distance import check_metric
 from ..ops.limits import check_values
+from ..ops.metricspec import resolve_metric
 from .cv import check_folds, fold_k_scores, fold_kp_scores
 
 __all__ = ["KNeighborsClassifierCV", "PCAKNeighborsClassifierCV"]
@@ -80,8 +81,15 @@ class _SearchCV(ClassifierMixin, BaseEstimator):
     the delegation to ``best_estimator_``. Subclasses' ``fit`` builds the grid and a
     ``fold_scores(f)`` for :meth:`_search`, then refits ``best_estimator_``."""
 
+    _inner_only = False  # the p-sweep (PCA sizes) accumulates inner products: those metrics only
+
     def _check_options(self) -> tuple[list[str], list[str], Any]:
-        metrics = [check_metric(m) for m in _as_list(self.metric, "metric")]
+        metrics = _as_list(self.metric, "metric")
+        for m in metrics:  # the p-sweep's CV: inner products only; the kNN's: every metric
+            if self._inner_only:
+                check_metric(m)
+            else:
+                resolve_metric(m)
         weights = _as_list(self.weights, "weights")
         for w in weights:
             if w not in ("uniform", "distance"):
@@ -351,6 +359,8 @@ class PCAKNeighborsClassifierCV(_SearchCV):
     >>> clf.fit(X, y).best_params_
     {'n_components': 2, 'n_neighbors': 5}
     """
+
+    _inner_only = True
 
     def __init__(
         self,

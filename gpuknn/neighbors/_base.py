@@ -17,6 +17,8 @@ scikit-learn does (no array library has ragged arrays). Graphs are
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any
 
 import array_api_compat
@@ -28,10 +30,11 @@ from .._delegation import bincount, csr_matrix, device_scope, order_rows
 from .._labels import encode_labels
 from ..base import BaseEstimator, check_is_fitted, check_query, uses_dask, validate_data
 from ..errors import InvalidInputError
-from ..ops.distance import check_metric
+from ..ops.hostmetric import PreparedHost, check_precomputed
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
-from ..ops.kneighbors import PreparedReference, drop_self
+from ..ops.kneighbors import PreparedReference, dense_neighbors, drop_self
 from ..ops.limits import check_working_memory
+from ..ops.metricspec import INNER_METRICS, check_p, resolve_metric
 from ..ops.radius import check_radius, radius_pairs, radius_pairs_kdtree, radius_rows, ragged, rescaled
 from . import _dask  # dask's own modules load only when it runs (distributed._dask)
 
@@ -53,6 +56,15 @@ class NeighborsBase(BaseEstimator):
     search structure once: the prepared rows of the brute-force engine
     (:class:`~gpuknn.ops.kneighbors.PreparedReference`) or a k-d tree. Subclasses set
     ``_needs_distance`` when ``metric="inner"`` (a similarity) makes no sense for them.
+
+    **Metrics** (scikit-learn's ``metric``, ``p``, ``metric_params``; ``p`` and
+    ``metric_params`` read where the estimator has them): every name of
+    :mod:`gpuknn.ops.metricspec` (the engine's inner-product metrics and the difference
+    metrics), ``"precomputed"`` (X holds distances: ``(n_samples, n_samples)`` at ``fit``,
+    ``(n_queries, n_samples_fit_)`` at query time) and a callable ``metric(x, y, **params)``
+    on host NumPy rows (:mod:`gpuknn.ops.hostmetric`). ``effective_metric_`` and
+    ``effective_metric_params_`` are set as scikit-learn sets them; ``_metric`` is the
+    engine's name.
     """
 
     _needs_distance = False
@@ -60,10 +72,64 @@ class NeighborsBase(BaseEstimator):
     def _check_params(self) -> None:
         """Estimator-specific parameter checks (run first in ``fit``)."""
 
+    def _resolve_metric(self) -> None:
+        """``effective_metric_``, ``effective_metric_params_`` (scikit-learn's rules) and the
+        engine's ``_metric`` from ``metric``, ``p`` and ``metric_params``."""
+        metric, p = self.metric, getattr(self, "p", None)
+        params = getattr(self, "metric_params", None)
+        if params is not None and not isinstance(params, dict):
+            raise InvalidInputError(f"metric_params must be a dict or None, got {params!r}")
+        params = dict(params or {})
+        if "p" in params and p is not None:
+            warnings.warn(
+                "Parameter p is found in metric_params. The corresponding parameter from __init__ is ignored.",
+                SyntaxWarning,
+                stacklevel=4,
+            )
+        if callable(metric):
+            if self.algorithm == "kd_tree":
+                raise InvalidInputError(f"kd_tree does not support callable metric {metric!r}")
+            self.effective_metric_, self.effective_metric_params_, self._metric = metric, params, "callable"
+            return
+        if metric == "precomputed":
+            self.effective_metric_, self.effective_metric_params_, self._metric = metric, params, "precomputed"
+            return
+        if metric != "minkowski":
+            if params:
+                raise InvalidInputError(
+                    f"metric_params {sorted(params)} are not parameters of metric {metric!r} (it takes none)"
+                )
+            self._metric = resolve_metric(metric)  # unknown names raise here
+            self.effective_metric_, self.effective_metric_params_ = metric, {}
+            return
+        unknown = sorted(set(params) - {"p", "w"})
+        if unknown:
+            raise InvalidInputError(f"metric_params {unknown} are not parameters of metric 'minkowski' (p, w)")
+        if params.get("w") is not None:
+            raise InvalidInputError("metric_params 'w' (weighted Minkowski) is not supported by gpuknn")
+        eff_p = params.get("p", p)
+        eff_p = 2.0 if eff_p is None else check_p(eff_p, name="p")
+        self._metric = resolve_metric("minkowski", eff_p)
+        names = {1.0: "manhattan", 2.0: "euclidean", math.inf: "chebyshev"}
+        self.effective_metric_ = names.get(eff_p, "minkowski")
+        self.effective_metric_params_ = {} if eff_p in names else {"p": params.get("p", p), "w": None}
+        if eff_p < 1:
+            if self.algorithm == "kd_tree":
+                raise InvalidInputError(
+                    'algorithm="kd_tree" does not support 0 < p < 1 for the Minkowski metric. '
+                    'To resolve this problem either set p >= 1 or algorithm="brute".'
+                )
+            warnings.warn(
+                "Mind that for 0 < p < 1, Minkowski metrics are not distance metrics. "
+                "Continuing the execution with `algorithm='brute'`.",
+                UserWarning,
+                stacklevel=4,
+            )
+
     def _fit(self, X: Any) -> Any:
         """Validate and store X, build the index; returns X's namespace."""
-        check_metric(self.metric)
-        if self._needs_distance and self.metric == "inner":
+        self._resolve_metric()
+        if self._needs_distance and self._metric == "inner":
             raise InvalidInputError(
                 f"{type(self).__name__} needs a distance; metric='inner' is not one "
                 "(gpuknn.kneighbors(..., metric='inner') ranks by inner product)"
@@ -75,11 +141,21 @@ class NeighborsBase(BaseEstimator):
         # The one value check (finite, squares in range): its magnitude is kept for queries.
         X, self._fit_magnitude = validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
         self._fit_X = X  # a dask X (if accepted) stays lazy
+        if uses_dask(self) and self._metric not in INNER_METRICS:
+            raise InvalidInputError(
+                f"dask training data: metric {self.metric!r} is not served (the distributed search runs "
+                f"the inner-product metrics {INNER_METRICS}); compute the arrays first"
+            )
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_fit_ = int(X.shape[0])
-        self.effective_metric_ = self.metric
-        self.effective_metric_params_ = {}
-        self._fit_method = resolve_algorithm(self.algorithm, xp, self.metric, self.n_features_in_)
+        if self._metric == "precomputed" and not uses_dask(self):
+            if X.shape[0] != X.shape[1]:
+                raise InvalidInputError(
+                    "metric='precomputed' fits a square distance matrix X (n_samples, n_samples), "
+                    f"got shape {tuple(X.shape)}"
+                )
+            check_precomputed(X)
+        self._fit_method = resolve_algorithm(self.algorithm, xp, self._metric, self.n_features_in_)
         self._build_index()
         return xp
 
@@ -90,10 +166,13 @@ class NeighborsBase(BaseEstimator):
         brute = self._fit_method == "brute"
         mag = self._fit_magnitude
         self._tree = None if brute else build_tree(self._fit_X, name="X", magnitude=mag)
+        if self._metric in ("precomputed", "callable"):  # the host path (gpuknn.ops.hostmetric)
+            self._ref = PreparedHost(self._fit_X, self.metric, self.effective_metric_params_)
+            return
         # Prepared once here, not at every query (the engine's reference statistics and rows).
         self._ref = (
             PreparedReference(
-                self._fit_X, metric=self.metric, name="X", magnitude=mag, working_memory=self.working_memory
+                self._fit_X, metric=self._metric, name="X", magnitude=mag, working_memory=self.working_memory
             )
             if brute
             else None
@@ -127,11 +206,16 @@ class NeighborsBase(BaseEstimator):
     def _neighbors(self, X: Any, k: int, magnitude: float) -> Any:
         """The :class:`~gpuknn.ops.kneighbors.Neighbors` of X validated by :meth:`_query` (its
         ``magnitude``): the one engine call, which checks nothing again."""
+        if isinstance(self._ref, PreparedHost):
+            if self._metric == "precomputed" and X is not self._fit_X:
+                check_precomputed(X)
+            wm = check_working_memory(self.working_memory, array_namespace(X), device_of(X))
+            return dense_neighbors(X, self._ref.reference, k, wm)
         return neighbors(
             X,
             self._ref if self._ref is not None else self._fit_X,
             k,
-            metric=self.metric,
+            metric=self._metric,
             algorithm=self._fit_method,
             working_memory=self.working_memory,
             tree=self._tree,
@@ -277,11 +361,13 @@ class RadiusNeighborsMixin:
         radius = check_radius(self.radius if radius is None else radius)
         train = X is None
         X, xp, mag = self._query(X)
+        if self._metric == "precomputed" and not train:
+            check_precomputed(X)
         with device_scope(self._fit_X):  # X=None names no device: the fitted data's
             n, dev = int(X.shape[0]), device_of(X)
             wm = check_working_memory(self.working_memory, xp, device_of(X))
             rows = radius_rows(n, self.n_samples_fit_, wm)
-            tiny = rescaled(X, self._fit_X, self.metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
+            tiny = rescaled(X, self._fit_X, self._metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
             parts = []
             for b0 in range(0, n, rows):
                 Xb = X[b0 : min(b0 + rows, n), :]
@@ -291,7 +377,7 @@ class RadiusNeighborsMixin:
                 elif self._ref is not None:
                     r, c, d = radius_pairs(Xb, self._ref.reference, radius, budget=wm)
                 else:
-                    r, c, d = radius_pairs_kdtree(Xb, self._tree, radius, self.metric, dtype=Xb.dtype)
+                    r, c, d = radius_pairs_kdtree(Xb, self._tree, radius, self._metric, dtype=Xb.dtype)
                 r = r + b0
                 if train:  # each sample leaves its own list (its duplicates stay)
                     keep = xp.nonzero(r != c)[0]

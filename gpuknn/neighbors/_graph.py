@@ -32,7 +32,17 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, K
         Neighbours per row. ``mode="distance"`` stores ``n_neighbors + 1`` (each training
         row is its own first neighbour at distance 0, stored, when X is the fitted data);
         ``"connectivity"`` stores ``n_neighbors`` (scikit-learn's convention).
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+    metric : str or callable, default "minkowski"
+        ``"minkowski"`` (with ``p``), the engine's metrics ``"euclidean"`` (``"l2"``),
+        ``"sqeuclidean"``, ``"cosine"``, ``"correlation"``, the difference metrics
+        ``"manhattan"`` (``"cityblock"``, ``"l1"``), ``"chebyshev"`` (``"infinity"``),
+        ``"canberra"``, ``"braycurtis"``, ``"hamming"``, ``"precomputed"`` (X holds
+        distances) or a callable on two host NumPy rows (see
+        :class:`~gpuknn.neighbors._base.NeighborsBase`).
+    p : float, default 2
+        Minkowski's p (``0 < p <= inf``; 1, 2, inf run manhattan, euclidean, chebyshev).
+    metric_params : dict, optional
+        Minkowski: ``{"p": ...}`` (``"w"`` is refused); a callable: its keyword arguments.
     algorithm : {"auto", "brute", "kd_tree"}
     working_memory : float, optional
         MiB for the search tiles (see :func:`gpuknn.kneighbors`).
@@ -70,13 +80,17 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, K
         *,
         mode: str = "distance",
         n_neighbors: int = 5,
-        metric: str = "euclidean",
+        metric: Any = "minkowski",
+        p: float = 2,
+        metric_params: dict | None = None,
         algorithm: str = "auto",
         working_memory: float | None = None,
     ):
         self.mode = mode
         self.n_neighbors = n_neighbors
         self.metric = metric
+        self.p = p
+        self.metric_params = metric_params
         self.algorithm = algorithm
         self.working_memory = working_memory
 

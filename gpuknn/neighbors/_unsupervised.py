@@ -32,7 +32,17 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
     radius : float, default 1.0
         Default radius of :meth:`radius_neighbors` (metric units: ``sqeuclidean`` squared,
         ``cosine``/``correlation`` ``1 - similarity``).
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+    metric : str or callable, default "minkowski"
+        ``"minkowski"`` (with ``p``), the engine's metrics ``"euclidean"`` (``"l2"``),
+        ``"sqeuclidean"``, ``"cosine"``, ``"correlation"``, the difference metrics
+        ``"manhattan"`` (``"cityblock"``, ``"l1"``), ``"chebyshev"`` (``"infinity"``),
+        ``"canberra"``, ``"braycurtis"``, ``"hamming"``, ``"precomputed"`` (X holds
+        distances) or a callable on two host NumPy rows (see
+        :class:`~gpuknn.neighbors._base.NeighborsBase`).
+    p : float, default 2
+        Minkowski's p (``0 < p <= inf``; 1, 2, inf run manhattan, euclidean, chebyshev).
+    metric_params : dict, optional
+        Minkowski: ``{"p": ...}`` (``"w"`` is refused); a callable: its keyword arguments.
     algorithm : {"auto", "brute", "kd_tree"}
         As in :class:`~gpuknn.KNeighborsClassifier`; same answers either way.
     working_memory : float, optional
@@ -43,7 +53,10 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
     ----------
     n_features_in_, n_samples_fit_ : int
     effective_metric_ : str
-    effective_metric_params_ : dict (empty)
+    effective_metric_params_ : dict
+        scikit-learn's: ``metric="minkowski"`` gives ``effective_metric_`` ``"euclidean"``
+        (p = 2), ``"manhattan"`` (1), ``"chebyshev"`` (inf), else ``"minkowski"`` with
+        ``{"p": p, "w": None}``.
 
     Notes
     -----
@@ -78,13 +91,17 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
         n_neighbors: int = 5,
         radius: float = 1.0,
         *,
-        metric: str = "euclidean",
+        metric: Any = "minkowski",
+        p: float = 2,
+        metric_params: dict | None = None,
         algorithm: str = "auto",
         working_memory: float | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.radius = radius
         self.metric = metric
+        self.p = p
+        self.metric_params = metric_params
         self.algorithm = algorithm
         self.working_memory = working_memory
 

@@ -35,7 +35,9 @@ from .._backend import array_namespace, validate_matrix
 from .._delegation import fp32_matmul, matmul_unit_roundoff, on_input_device, sqdist64, take_rows
 from ..errors import InvalidInputError
 from .certify import gamma
+from .differences import difference_distances
 from .limits import check_magnitude, check_working_memory, underflow_scale
+from .metricspec import KNOWN_METRICS, is_difference, resolve_metric
 
 __all__ = [
     "METRICS",
@@ -52,8 +54,20 @@ METRICS = ("euclidean", "sqeuclidean", "cosine", "correlation", "inner")
 
 
 def check_metric(metric: str) -> str:
-    """Return ``metric`` if known, else raise :class:`InvalidInputError`."""
+    """Return ``metric`` if it is one of the inner-product :data:`METRICS` (the GEMM
+    paths: the p-sweep, partial searches, centroids; ``"l2"`` and ``"minkowski"``, whose
+    default p is 2, return ``"euclidean"``), else raise :class:`InvalidInputError`
+    -- saying so for a difference metric (:mod:`gpuknn.ops.differences`), which only the
+    neighbour searches, the estimators and :func:`pairwise_distances` serve."""
     if metric not in METRICS:
+        if isinstance(metric, str) and metric in ("l2", "minkowski"):
+            return "euclidean"  # other names of it (minkowski's default p = 2)
+        if isinstance(metric, str) and metric in KNOWN_METRICS or is_difference(metric):
+            raise InvalidInputError(
+                f"metric {metric!r} is not served here: this computation runs on inner products "
+                f"and takes only {METRICS} (difference metrics such as 'manhattan' are served by "
+                "gpuknn.kneighbors, the neighbour estimators and gpuknn.pairwise_distances)"
+            )
         raise InvalidInputError(f"unknown metric {metric!r}; expected one of {METRICS}")
     return metric
 
@@ -453,7 +467,7 @@ def _zero_self_mask(M: Any, start: int, xp: Any) -> Any:
 
 
 @on_input_device
-def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean") -> Any:
+def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean", p: float | None = None) -> Any:
     """Full distance matrix between the rows of X and Y (Y defaults to X).
 
     Parameters
@@ -461,7 +475,14 @@ def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean") -> A
     X : array of shape (n_x, d)
     Y : array of shape (n_y, d), optional
     metric : str
-        One of :data:`METRICS` (``inner`` returns the inner products).
+        One of :data:`METRICS` (``inner`` returns the inner products), or a difference
+        metric (``manhattan``/``cityblock``/``l1``, ``chebyshev``/``infinity``,
+        ``minkowski`` with ``p``, ``canberra``, ``braycurtis``, ``hamming``; ``l2`` is
+        euclidean): those are float64 values of every pair from the differences
+        (:mod:`gpuknn.ops.differences`), exact and the same bits on every backend, in X's
+        dtype.
+    p : float, optional
+        Minkowski's p (default 2).
 
     Returns
     -------
@@ -486,14 +507,14 @@ def pairwise_distances(X: Any, Y: Any = None, *, metric: str = "euclidean") -> A
     array([[0., 5.],
            [5., 0.]])
     """
-    blocks = [D for _, D in pairwise_distances_chunked(X, Y, metric=metric, working_memory=None)]
+    blocks = [D for _, D in pairwise_distances_chunked(X, Y, metric=metric, p=p, working_memory=None)]
     xp = array_namespace(blocks[0])
     return blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=0)
 
 
 @on_input_device
 def pairwise_distances_chunked(
-    X: Any, Y: Any = None, *, metric: str = "euclidean", working_memory: float | None = None
+    X: Any, Y: Any = None, *, metric: str = "euclidean", p: float | None = None, working_memory: float | None = None
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(start_row, D_block)`` row blocks of the X-Y distance matrix.
 
@@ -508,7 +529,9 @@ def pairwise_distances_chunked(
     Y : array of shape (n_y, d), optional
         Default X (the diagonal is then exactly 0).
     metric : str
-        One of :data:`METRICS`.
+        As for :func:`pairwise_distances`.
+    p : float, optional
+        Minkowski's p (default 2).
     working_memory : float, optional
         MiB (as in scikit-learn; fractions allowed) for everything the walk holds: the
         prepared rows of Y (one copy, made once), and per block the prepared rows of X's
@@ -529,9 +552,15 @@ def pairwise_distances_chunked(
     >>> [(s, D.shape) for s, D in pairwise_distances_chunked(X, working_memory=1)]
     [(0, (3, 3))]
     """
-    check_metric(metric)
+    metric = resolve_metric(metric, p)
     X, Yv, xp, top = validate_pair(X, X if Y is None else Y, names=("X", "Y"), with_top=True)
     budget = None if working_memory is None else check_working_memory(working_memory, xp)  # bytes
+    if is_difference(metric):
+        # Exact values of every pair (the diagonal of X with itself is 0 by construction).
+        wm = check_working_memory(None, xp) if budget is None else budget
+        for start, D in difference_distances(X, Yv, metric, budget=wm):
+            yield start, xp.astype(D, X.dtype)
+        return
     walk = DistanceWalk(Yv, metric, top)
     rp = walk.reference(Yv)
     if budget is None:

@@ -14,6 +14,10 @@ correlation     ``(q~ . r - m_r sum(q~)) / (|q~| |r~|)``, ``x~ = x - mean(x)``  
 inner           ``q . r``                                              ``key``
 ==============  =====================================================  ====================
 
+The difference metrics (``manhattan``, ``chebyshev``, ``minkowski:p``, ``canberra``,
+``braycurtis``, ``hamming``) take minus their distance as key, computed by
+:mod:`gpuknn.ops.differences` (feature by feature, float64).
+
 Zero rows (after centring, for correlation) get key 0 (distance 1), never NaN. The key of a
 pair depends on its two rows alone: the row statistics (:class:`RowStats`) are functions of
 one row, and the dot products are :func:`gpuknn._delegation.dot64` / ``sqdist64``, whose
@@ -32,6 +36,8 @@ from typing import Any, NamedTuple
 
 from .._backend import array_namespace, device_of
 from .._delegation import dot64, sqdist64, sum64, take_rows
+from .differences import pair_values, values_to_distances
+from .metricspec import is_difference
 from .rows import replace_rows
 
 __all__ = ["RowStats", "row_stats", "exact_keys", "keys_to_distances", "distance_interval", "EXACT_BLOCK_BYTES"]
@@ -46,6 +52,8 @@ _SNAP_MAX = 2.0**-30
 # Gathered candidate rows are processed in row blocks of about this many bytes (large enough
 # that the per-block overhead stays small beside the gather and the dot products).
 EXACT_BLOCK_BYTES = 16 << 20
+# Other names of euclidean a caller may carry along (scikit-learn's default "minkowski", p = 2).
+_EUCLIDEAN_NAMES = ("l2", "minkowski")
 
 
 class RowStats(NamedTuple):
@@ -176,6 +184,10 @@ def exact_keys(
     xp = array_namespace(Q, R)
     if n_cols is not None:
         Q, R = Q[:, :n_cols], R[:, :n_cols]
+    if is_difference(metric):  # minus the distance (gpuknn.ops.differences): no statistics
+        if q_index is not None:
+            Q = xp.take(Q, q_index, axis=0)
+        return -values_to_distances(pair_values(Q, R, index, metric, max_bytes=max_bytes), metric)
     m, c = index.shape
     d = R.shape[1]
     if q_stats is None:
@@ -254,8 +266,14 @@ def _take(v: Any, idx: Any, xp: Any) -> Any:
 
 
 def keys_to_distances(keys: Any, metric: str) -> Any:
-    """Distances (float64) from keys; see the module table."""
+    """Distances (float64) from keys; see the module table. The difference metrics
+    (:mod:`gpuknn.ops.differences`) and the host metrics (``precomputed``, ``callable``:
+    :mod:`gpuknn.ops.hostmetric`) keep minus the distance as their key."""
     xp = array_namespace(keys)
+    if is_difference(metric) or metric in ("precomputed", "callable"):
+        return -keys
+    if metric in _EUCLIDEAN_NAMES:
+        metric = "euclidean"
     if metric == "euclidean":
         return xp.sqrt(xp.clip(-keys, min=0.0))
     if metric == "sqeuclidean":
@@ -268,6 +286,8 @@ def keys_to_distances(keys: Any, metric: str) -> Any:
 def distance_interval(keys: Any, err: Any, metric: str) -> tuple[Any, Any]:
     """``(d_lo, d_hi)`` float64: the distances of keys known to within ``err`` (n,) each."""
     e = err[:, None]
+    if is_difference(metric) or metric in ("precomputed", "callable"):
+        return -keys - e, -keys + e
     if metric == "inner":  # the "distance" is the key itself
         return keys - e, keys + e
     return keys_to_distances(keys + e, metric), keys_to_distances(keys - e, metric)

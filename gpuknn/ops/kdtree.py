@@ -29,6 +29,7 @@ from .._delegation import sqdist64
 from ..errors import InvalidInputError
 from .kneighbors import Neighbors, PreparedReference, search, search_validated
 from .limits import check_magnitude, check_values, check_working_memory, underflow_scale
+from .metricspec import is_difference
 
 __all__ = ["KD_TREE_MAX_DIM", "ALGORITHMS", "resolve_algorithm", "kdtree_kneighbors", "neighbors"]
 
@@ -41,10 +42,14 @@ def resolve_algorithm(algorithm: str, xp: Any, metric: str, n_features: int) -> 
     """``"brute"`` or ``"kd_tree"`` for the given request (see the module docstring).
 
     Raises :class:`InvalidInputError` for an unknown algorithm, or ``"kd_tree"`` asked for
-    with a non-euclidean metric or a non-NumPy namespace.
+    with a non-euclidean inner-product metric or a non-NumPy namespace. ``"kd_tree"`` with a
+    difference metric (:mod:`gpuknn.ops.differences`) or ``"precomputed"`` runs brute force,
+    as ``"auto"`` does: the same answer, the tree serves only the euclidean family here.
     """
     if algorithm not in ALGORITHMS:
         raise InvalidInputError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    if is_difference(metric) or metric in ("precomputed", "callable"):
+        return "brute"
     kd_ok = metric in _KD_METRICS
     if algorithm == "kd_tree":
         if not kd_ok:

@@ -32,7 +32,8 @@ from .._delegation import fp32_matmul, on_input_device
 from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .certify import reference_bound
-from .distance import check_metric, validate_pair
+from .differences import DifferenceReference, dense_search
+from .distance import validate_pair
 from .exact import distance_interval, exact_keys, keys_to_distances
 from .groups import rerank_groups
 from .limits import (
@@ -43,6 +44,7 @@ from .limits import (
     underflow_scale,
     warn_many_tiles,
 )
+from .metricspec import is_difference, resolve_metric
 from .rerank import rerank
 from .rerank import second_pass as _second_pass  # a module global: tests count its calls
 from .rows import replace_rows
@@ -61,6 +63,8 @@ __all__ = [
     "kneighbors",
     "search",
     "search_validated",
+    "dense_neighbors",
+    "reference_for",
     "kneighbors_keys",
     "plan_tiles",
     "candidate_margin",
@@ -91,6 +95,8 @@ class PreparedReference:
     ----------
     R : array of shape (n_ref, d)
     metric : str
+        Any name :func:`gpuknn.ops.metricspec.resolve_metric` knows (aliases resolved;
+        ``metric`` holds the engine's name).
     name : str, default "R"
         How messages about the rows name them (an estimator passes ``"X"``).
     magnitude : float, optional
@@ -99,6 +105,8 @@ class PreparedReference:
     working_memory : float, optional
         MiB, as for :func:`kneighbors`: the rows are prepared in blocks of a quarter of it
         (the whole reference at once on a GPU).
+    p : float, optional
+        Minkowski's p (with ``metric="minkowski"``; default 2).
 
     Examples
     --------
@@ -116,8 +124,9 @@ class PreparedReference:
         name: str = "R",
         magnitude: float | None = None,
         working_memory: float | None = None,
+        p: float | None = None,
     ):
-        check_metric(metric)
+        metric = resolve_metric(metric, p)
         xp = array_namespace(R)
         data = validate_matrix(R, xp, name=name, check_finite=False)
         # An estimator's fit has checked the rows already and passes their magnitude on.
@@ -125,7 +134,10 @@ class PreparedReference:
         self.metric = metric
         # Rows are prepared in blocks of a quarter of the budget (as a search would).
         budget = check_working_memory(working_memory, xp, device_of(data))
-        self.reference = Reference(data, metric, keep_rows=True, prep_bytes=budget // 4)
+        if is_difference(metric):  # nothing to prepare: the pair values use the rows as they are
+            self.reference = DifferenceReference(data, metric)
+        else:
+            self.reference = Reference(data, metric, keep_rows=True, prep_bytes=budget // 4)
 
     @property
     def data(self) -> Any:
@@ -148,6 +160,7 @@ def kneighbors(
     k: int,
     *,
     metric: str = "euclidean",
+    p: float | None = None,
     working_memory: float | None = None,
     return_distance: bool = True,
 ):
@@ -161,9 +174,17 @@ def kneighbors(
         With a :class:`PreparedReference` (of the same metric), Q is cast to its dtype.
     k : int
         Number of neighbours, ``1 <= k <= n_ref``.
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
-        See :mod:`gpuknn.ops.exact`. For ``"inner"`` the returned "distances" are the
-        inner products, sorted from largest (closest) to smallest.
+    metric : str, default "euclidean"
+        Inner-product metrics ``"euclidean"`` (alias ``"l2"``), ``"sqeuclidean"``,
+        ``"cosine"``, ``"correlation"``, ``"inner"`` (:mod:`gpuknn.ops.exact`; for
+        ``"inner"`` the returned "distances" are the inner products, sorted from largest
+        (closest) to smallest); difference metrics ``"manhattan"`` (``"cityblock"``,
+        ``"l1"``), ``"chebyshev"`` (``"infinity"``), ``"minkowski"`` (with ``p``),
+        ``"canberra"``, ``"braycurtis"``, ``"hamming"`` (:mod:`gpuknn.ops.differences`:
+        float64 values of every pair, exact for float32 input too).
+    p : float, optional
+        Minkowski's p, ``0 < p <= inf`` (default 2): 1, 2 and inf run manhattan, euclidean
+        and chebyshev.
     working_memory : float, optional
         MiB (as in scikit-learn; fractions allowed) for the prepared query chunk, the
         prepared reference block, the score tile with its selection scratch and the exact
@@ -205,7 +226,7 @@ def kneighbors(
     >>> kneighbors(np.array([[1.2]]), R, 2)
     (array([[0.2, 0.8]]), array([[1, 2]]))
     """
-    nb = search(Q, R, k, metric=metric, working_memory=working_memory)
+    nb = search(Q, R, k, metric=metric, p=p, working_memory=working_memory)
     if not return_distance:
         return nb.indices
     return nb.output_distances(), nb.indices
@@ -279,6 +300,7 @@ def search(
     k: int,
     *,
     metric: str = "euclidean",
+    p: float | None = None,
     working_memory: float | None = None,
     labels: Any = None,
     names: tuple[str, str] = ("Q", "R"),
@@ -291,8 +313,9 @@ def search(
     and certified distances (votes), so neighbours of one label may stay in tile order
     among themselves (:func:`gpuknn.ops.groups.rerank_groups`). ``names``: how messages name
     the queries and the references (the caller's argument names, e.g. ``("X_test", "X")``).
+    ``metric`` and ``p`` as for :func:`kneighbors`.
     """
-    check_metric(metric)
+    metric = resolve_metric(metric, p)
     Q, ref, magnitude, xp = resolve_inputs(Q, R, metric, names=names)
     k = check_int(k, name="k", low=1, high=ref.shape[0])
     wm = check_working_memory(working_memory, xp, device_of(Q))
@@ -315,6 +338,8 @@ def search_validated(
         ref = ref.reference
     xp = array_namespace(Q)
     metric = ref.metric
+    if isinstance(ref, DifferenceReference):
+        return dense_neighbors(Q, ref, k, working_memory)
     scale = underflow_scale(magnitude, Q.dtype, xp)
     if scale != 1.0:
         # Tiny data (squares below the normal range: cosine of rows of 1e-300 saw zero rows,
@@ -335,6 +360,29 @@ def search_validated(
     return Neighbors(keys, idx, err, metric, Q.dtype, refine, scale)
 
 
+def dense_neighbors(Q: Any, ref: Any, k: int, working_memory: int) -> Neighbors:
+    """The search of the difference metrics (``ref`` a :class:`DifferenceReference`) and of
+    the host metrics (a :class:`gpuknn.ops.hostmetric.HostReference`): exact values of
+    every pair (:func:`gpuknn.ops.differences.dense_search`), so the keys (minus the
+    distances) are exact and ``err`` is 0. No rescaling: no squares (Minkowski's powers of
+    tiny data underflow, as SciPy's do). ``working_memory`` in bytes."""
+    xp = array_namespace(Q)
+    s, idx = dense_search(Q, ref, k, budget=working_memory)
+    keys = -ref.distances(s)
+
+    def refine(rows: Any) -> Any:
+        return -xp.take(keys, rows, axis=0)  # exact and sorted already
+
+    err = xp.zeros(keys.shape[0], dtype=xp.float64, device=device_of(Q))
+    return Neighbors(keys, idx, err, ref.metric, Q.dtype, refine)
+
+
+def reference_for(R: Any, metric: str) -> Reference | DifferenceReference:
+    """The reference a search of ``metric`` (an engine name: :func:`resolve_metric`'s) takes
+    for validated rows R, prepared block by block at each search (``keep_rows=False``)."""
+    return DifferenceReference(R, metric) if is_difference(metric) else Reference(R, metric, keep_rows=False)
+
+
 def resolve_inputs(
     Q: Any, R: Any, metric: str, *, names: tuple[str, str] = ("Q", "R")
 ) -> tuple[Any, Reference, float, Any]:
@@ -344,6 +392,7 @@ def resolve_inputs(
     :class:`~gpuknn.ops.search.Reference`, the largest |value| of both, the namespace.
     """
     qn, rn = names
+    metric = resolve_metric(metric)  # callers that carry a user's name (partial searches)
     if isinstance(R, PreparedReference):
         if R.metric != metric:
             raise InvalidInputError(f"{rn} was prepared for metric {R.metric!r}, not {metric!r}")
@@ -356,7 +405,7 @@ def resolve_inputs(
         return Q, R.reference, max(R.magnitude, check_magnitude(Q, None, xp, names=names)), xp
     Q, R, xp = validate_pair(Q, R, names=names, check_finite=False)
     magnitude = check_magnitude(Q, R, xp, names=names)
-    return Q, Reference(R, metric, keep_rows=False), magnitude, xp
+    return Q, reference_for(R, metric), magnitude, xp
 
 
 def kneighbors_keys(

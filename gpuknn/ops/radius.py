@@ -16,6 +16,10 @@ keys. Three shapes of the one rule:
   distances cannot settle is decided on the exact distances of that row's members
   (:func:`gpuknn.ops.votes.exact_winner`).
 
+The difference metrics (:mod:`gpuknn.ops.differences`) and the host metrics
+(``precomputed``, callable: :mod:`gpuknn.ops.hostmetric`) have no tile to screen: every
+pair's distance is exact (:func:`_dense_tile`), and the same three shapes follow from it.
+
 So every backend, tiling and algorithm gives the same members. :func:`radius_rows` is the
 one block budget: query rows per block under a budget in bytes (the public
 ``working_memory``, in MiB, through :func:`gpuknn.ops.limits.check_working_memory`).
@@ -32,9 +36,12 @@ from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import sqdist64
 from ..errors import InvalidInputError
 from .certify import reference_bound
+from .differences import DifferenceReference
 from .exact import exact_keys, keys_to_distances
+from .hostmetric import HostReference
 from .kneighbors import unscale_distances
 from .limits import underflow_scale
+from .metricspec import INNER_METRICS, resolve_metric
 from .rerank import take_stats
 from .search import Reference, prepare_queries, score_tile
 from .votes import exact_winner
@@ -60,6 +67,8 @@ _BYTES_PER_PAIR = 80
 
 def radius_key(radius: float, metric: str) -> float:
     """The exact key (larger = closer) of a pair at distance ``radius``."""
+    if metric not in INNER_METRICS:  # difference and host metrics: minus the distance
+        return -radius
     if metric == "euclidean":
         return -radius * radius
     if metric == "sqeuclidean":
@@ -107,6 +116,8 @@ def radius_tile(Xb: Any, ref: Reference, radius: float) -> RadiusTile:
     rule), the other distances the tile's. Complexity: one (rows, n_ref) GEMM plus O(d)
     float64 work per unsure pair; memory O(rows · n_ref).
     """
+    if isinstance(ref, DifferenceReference | HostReference):
+        return _dense_tile(Xb, ref, radius)
     xp, metric = array_namespace(Xb), ref.metric
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Xb, ref, Xb.dtype)
     S = xp.astype(score_tile(q_rows, ref.block(0, ref.shape[0], Xb.dtype).T), xp.float64)
@@ -139,6 +150,24 @@ def radius_tile(Xb: Any, ref: Reference, radius: float) -> RadiusTile:
     dist = keys_to_distances(keys, metric)
     inside = xp.where(unsure, dist <= radius, S >= at_radius)
     return RadiusTile(dist, inside, unsure, keys, e[:, 0] / scale, q_stats)
+
+
+def _dense_tile(Xb: Any, ref: Any, radius: float) -> RadiusTile:
+    """:func:`radius_tile` of a reference whose pair distances are exact (difference and
+    host metrics): every distance exact, nothing unsure, no error."""
+    xp = array_namespace(Xb)
+    dist = ref.distances(ref.values(Xb, 0, ref.shape[0]))
+    dev = device_of(dist)
+    zero = xp.zeros(dist.shape[0], dtype=xp.float64, device=dev)
+    return RadiusTile(dist, dist <= radius, xp.zeros(dist.shape, dtype=xp.bool, device=dev), -dist, zero, None)
+
+
+def _member_distances(Xr: Any, ref: Any, members: Any, q_stats: Any) -> Any:
+    """Exact distances (float64 (1, m)) of one query row ``Xr`` (1, d) to ``members``."""
+    if isinstance(ref, DifferenceReference | HostReference):
+        return ref.distances(ref.pair_values(Xr, members[None, :]))
+    keys = exact_keys(Xr, ref.data, members[None, :], ref.metric, ref.stats, q_stats=q_stats)
+    return keys_to_distances(keys, ref.metric)
 
 
 def radius_votes(
@@ -229,15 +258,8 @@ def _settle(Xb, ref, q_stats, inside, onehot, hinge, winners, xp):
     dev = device_of(Xb)
     for r in to_numpy(xp.nonzero(hinge)[0]).tolist():
         members = xp.nonzero(inside[r, :])[0]
-        keys = exact_keys(
-            Xb[r : r + 1, :],
-            ref.data,
-            members[None, :],
-            ref.metric,
-            ref.stats,
-            q_stats=take_stats(q_stats, xp.arange(r, r + 1, device=dev)),
-        )
-        d = to_numpy(keys_to_distances(keys, ref.metric))[0]
+        q_r = None if q_stats is None else take_stats(q_stats, xp.arange(r, r + 1, device=dev))
+        d = to_numpy(_member_distances(Xb[r : r + 1, :], ref, members, q_r))[0]
         out[r] = exact_winner(labels[to_numpy(members)], d, n_classes)
     return xp.asarray(out, device=device_of(winners))
 
@@ -283,6 +305,9 @@ def radius_pairs(Xb: Any, ref: Reference, radius: float, *, budget: int) -> tupl
     if not n_pairs:
         empty = xp.zeros(0, dtype=xp.int64, device=device_of(Xb))
         return empty, empty, xp.zeros(0, dtype=dtype, device=device_of(Xb))
+    if t.q_stats is None:  # exact distances already (difference and host metrics)
+        d = xp.take(xp.reshape(t.dist, (-1,)), flat)
+        return xp.astype(r, xp.int64), xp.astype(c, xp.int64), xp.astype(d, dtype)
     step = max(1, budget // (4 * 8 * (ref.shape[1] + 4)))
     keys = []
     for p0 in range(0, n_pairs, step):
@@ -300,6 +325,7 @@ def radius_pairs_kdtree(Xb: Any, tree: Any, radius: float, metric: str, *, dtype
     or sqeuclidean): the same members, order and exact distances (float64, or ``dtype``)."""
     from scipy.spatial import cKDTree  # noqa: PLC0415 - scipy import is slow, only when used
 
+    metric = resolve_metric(metric)  # "minkowski" (p = 2), "l2": euclidean
     Xh = np.asarray(Xb, dtype=np.float64)
     r_tree = math.sqrt(radius) if metric == "sqeuclidean" else radius
     # A hair beyond the radius: membership is decided below on the exact distances.
@@ -337,6 +363,9 @@ def rescaled(X: Any, fit_X: Any, metric: str, magnitude: float, radius: float) -
     membership is unchanged and distances come back through :meth:`Rescaled.distances`.
     Costs a scaled copy of the training rows, for such data only.
     """
+    if not isinstance(metric, str) or metric not in INNER_METRICS + ("minkowski", "l2"):
+        return None  # difference and host metrics: no squares, nothing underflows
+    metric = resolve_metric(metric)  # "minkowski" (p = 2 here) and "l2" are euclidean
     xp = array_namespace(X)
     scale = underflow_scale(magnitude, X.dtype, xp)
     if scale == 1.0:
