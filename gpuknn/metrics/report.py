@@ -54,6 +54,7 @@ def classification_report(
     *,
     labels: Any = None,
     target_names: Any = None,
+    sample_weight: Any = None,
     digits: int = 2,
     output_dict: bool = False,
     zero_division: Any = 0.0,
@@ -69,6 +70,9 @@ def classification_report(
     target_names : sequence of C str, optional
         Row names (default ``str`` of each label). A length other than ``len(labels)`` is an
         error, or a ``UserWarning`` (extra rows dropped) when ``labels`` is given.
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight; supports are then the classes' weights (floats,
+        as scikit-learn prints them).
     digits : int
         Decimals of the text report.
     output_dict : bool
@@ -101,10 +105,17 @@ def classification_report(
     <BLANKLINE>
     """
     digits = check_int(digits, name="digits", low=0)
-    xp, classes, tp, npred, ntrue = _per_class_counts(y_true, y_pred, labels)
+    xp, classes, tp, npred, ntrue = _per_class_counts(y_true, y_pred, labels, sample_weight=sample_weight)
     counts = to_numpy(xp.stack([tp, npred, ntrue]))  # the one transfer
     tp, npred, ntrue = (np.asarray(c, dtype=np.float64) for c in counts)
     n = _n_samples(y_true)
+    # Whether every sample's labels are among `labels` is a question of counts, not weights.
+    seen = (
+        (npred, ntrue)
+        if sample_weight is None or labels is None
+        else (np.asarray(c, dtype=np.float64) for c in to_numpy(xp.stack(_per_class_counts(y_true, y_pred, labels)[3:])))
+    )
+    npred_n, ntrue_n = seen
     names = [str(c) for c in to_numpy(classes).tolist()] if target_names is None else [str(t) for t in target_names]
     if len(names) != tp.shape[0]:
         if labels is None:
@@ -115,14 +126,14 @@ def classification_report(
             f"labels size, {tp.shape[0]}, does not match size of target_names, {len(names)}", UserWarning, stacklevel=2
         )
     # micro average is the accuracy when every sample's labels are among `labels`
-    micro_is_accuracy = labels is None or (ntrue.sum() == n and npred.sum() == n)
+    micro_is_accuracy = labels is None or (ntrue_n.sum() == n and npred_n.sum() == n)
     p, r, f = _prf(tp, npred, ntrue, zero_division)
-    support = ntrue.astype(np.int64)
+    support = ntrue.astype(np.int64) if sample_weight is None else ntrue
     rows = list(zip(names, p.tolist(), r.tolist(), f.tolist(), support.tolist()))
     mp, mr, mf = _prf(*(np.asarray([v.sum()]) for v in (tp, npred, ntrue)), zero_division)
     ones = np.ones_like(tp)
     wts = ntrue if ntrue.sum() > 0 else ones
-    total = int(support.sum())
+    total = int(support.sum()) if sample_weight is None else float(support.sum())
     averages = [
         ("accuracy" if micro_is_accuracy else "micro avg", [float(mp[0]), float(mr[0]), float(mf[0]), total]),
         ("macro avg", [_mean(p, ones), _mean(r, ones), _mean(f, ones), total]),
