@@ -175,6 +175,7 @@ def sensitivity_specificity_support(
     pos_label: Any = 1,
     average: str | None = None,
     warn_for: Any = ("sensitivity", "specificity"),
+    sample_weight: Any = None,
     zero_division: Any = 0.0,
 ) -> tuple[Any, Any, Any]:
     """Sensitivity (recall, ``tp / (tp + fn)``), specificity (``tn / (tn + fp)``) and support
@@ -192,6 +193,9 @@ def sensitivity_specificity_support(
         ``micro`` pools tp, fp, fn and tn over the classes; ``weighted`` weights by support.
     warn_for : collection of {"sensitivity", "specificity"}
         Which undefined ratios warn when ``zero_division="warn"``.
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight in tp, fp, fn (supports are then float weights); tn
+        is the number of samples less those, as imbalanced-learn 0.14 computes it.
     zero_division : {0.0, 1.0, nan, "warn"}
         Value of an undefined ratio (imbalanced-learn's behaviour is ``"warn"``).
 
@@ -212,8 +216,11 @@ def sensitivity_specificity_support(
     ([1.0, 0.5, 1.0], [1.0, 1.0, 0.6666666666666666], [1, 2, 1])
     """
     _check_average(average, (None, "binary", "micro", "macro", "weighted"))
+    xp, classes, tp, npred, ntrue = _per_class_counts(
+        y_true, y_pred, None if average == "binary" else labels, sample_weight=sample_weight
+    )
+    # tn = n - (fp + fn + tp), n the number of samples even with weights (imbalanced-learn's rule)
     n = _n_samples(y_true)
-    xp, classes, tp, npred, ntrue = _per_class_counts(y_true, y_pred, None if average == "binary" else labels)
     if average == "binary":
         i = _binary_index(xp, classes, pos_label, (npred + ntrue) > 0)
         if i < 0:
@@ -229,7 +236,7 @@ def sensitivity_specificity_support(
     spe = _divide(tn, tn + npred - tp, zd("specificity"), xp, "specificity")
     sen = _divide(tp, ntrue, zd("sensitivity"), xp, "sensitivity")
     if average is None:
-        return sen, spe, xp.astype(ntrue, xp.int64)
+        return sen, spe, (xp.astype(ntrue, xp.int64) if sample_weight is None else ntrue)
     host = to_numpy(xp.stack([sen, spe, ntrue]))  # one transfer of (3, C)
     w = np.ones_like(host[2])
     if average == "weighted":
@@ -247,6 +254,7 @@ def geometric_mean_score(
     labels: Any = None,
     pos_label: Any = 1,
     average: str | None = "multiclass",
+    sample_weight: Any = None,
     correction: float = 0.0,
 ) -> Any:
     """Geometric mean of per-class recalls (imbalanced-learn's ``geometric_mean_score``).
@@ -263,6 +271,8 @@ def geometric_mean_score(
         without true samples counting 0 (with an UndefinedMetricWarning). Otherwise
         ``sqrt(sensitivity * specificity)`` of :func:`sensitivity_specificity_support` with
         that average (an UndefinedMetricWarning where a specificity is 0/0).
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight.
     correction : float
         ``multiclass`` only: replaces a zero recall, so that one missed class does not zero
         the score.
@@ -291,12 +301,13 @@ def geometric_mean_score(
             pos_label=pos_label,
             average=average,
             warn_for=("specificity",),
+            sample_weight=sample_weight,
             zero_division="warn",
         )
         if average is None:
             return array_namespace(sen).sqrt(sen * spe)
         return math.sqrt(sen * spe)
-    xp, _, tp, _, ntrue = _per_class_counts(y_true, y_pred, labels)
+    xp, _, tp, _, ntrue = _per_class_counts(y_true, y_pred, labels, sample_weight=sample_weight)
     recall = _divide(tp, ntrue, "warn", xp, "recall")
     recall = xp.where(recall == 0, xp.full_like(recall, float(correction)), recall)
     zero = xp.any(recall == 0)
