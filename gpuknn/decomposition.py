@@ -86,7 +86,9 @@ def _assess_dimension(spectrum: np.ndarray, rank: int, n_samples: int) -> float:
     keep = i < rank
     i, j = i[keep], j[keep]
     with np.errstate(divide="ignore", invalid="ignore"):  # equal eigenvalues: log 0 = -inf, as Minka's
-        pa = float(np.sum(np.log((spectrum[i] - spectrum[j]) * (1.0 / filled[j] - 1.0 / filled[i])) + math.log(n_samples)))
+        pa = float(
+            np.sum(np.log((spectrum[i] - spectrum[j]) * (1.0 / filled[j] - 1.0 / filled[i])) + math.log(n_samples))
+        )
     return pu + pl + pv + pp - pa / 2.0 - rank * math.log(n_samples) / 2.0
 
 
@@ -251,7 +253,9 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise InvalidInputError(
                 f"n_components={nc!r} must be between 1 and min(n_samples, n_features)={limit} with svd_solver={svd!r}"
             )
-        raise InvalidInputError(f"n_components must be None, an int in [1, {limit}], a float in (0, 1) or 'mle', got {nc!r}")
+        raise InvalidInputError(
+            f"n_components must be None, an int in [1, {limit}], a float in (0, 1) or 'mle', got {nc!r}"
+        )
 
     def _check_options(self) -> None:
         """``tol``, ``max_iter``, ``random_state`` and ``dtype`` of any type: the right kind,
@@ -299,7 +303,9 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self._fit_solver = "block" if truncated else self.solver
         rs = self.random_state
         # one draw of a RandomState (scikit-learn consumes it too) seeds the start vectors
-        self._fit_random_state = int(rs.randint(np.iinfo(np.int32).max)) if isinstance(rs, np.random.RandomState) else rs
+        self._fit_random_state = (
+            int(rs.randint(np.iinfo(np.int32).max)) if isinstance(rs, np.random.RandomState) else rs
+        )
 
     def fit(self, X: Any, y: Any = None) -> PCA:
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored. Returns ``self``.

@@ -90,7 +90,9 @@ def test_average_precision_with_sample_weight(backend, average):
     Y[Y.sum(axis=1) == 0, 0] = 1  # every row has a positive ("samples" is defined)
     S = np.round(rng.random((n, 3)), 1)
     w = rng.integers(0, 8, n) / 4
-    got = average_precision_score(backend.asarray(Y), backend.asarray(S), average=average, sample_weight=backend.asarray(w))
+    got = average_precision_score(
+        backend.asarray(Y), backend.asarray(S), average=average, sample_weight=backend.asarray(w)
+    )
     expected = skm.average_precision_score(Y, S, average=average, sample_weight=w)
     if average is None:
         assert_xp(got, expected, backend, exact=False, rtol=1e-12)

@@ -113,7 +113,9 @@ def classification_report(
     seen = (
         (npred, ntrue)
         if sample_weight is None or labels is None
-        else (np.asarray(c, dtype=np.float64) for c in to_numpy(xp.stack(_per_class_counts(y_true, y_pred, labels)[3:])))
+        else (
+            np.asarray(c, dtype=np.float64) for c in to_numpy(xp.stack(_per_class_counts(y_true, y_pred, labels)[3:]))
+        )
     )
     npred_n, ntrue_n = seen
     names = [str(c) for c in to_numpy(classes).tolist()] if target_names is None else [str(t) for t in target_names]

@@ -17,9 +17,8 @@ scikit-learn does (no array library has ragged arrays). Graphs are
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import Any
 
 import array_api_compat
 import numpy as np
@@ -338,7 +337,6 @@ class RadiusNeighborsMixin:
             counts = bincount(r, n)
             indptr = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(counts)])
             return indptr, c, d
-
 
     def _all_pairs(self, X: Any, sort: bool) -> tuple[Any, Any, Any]:
         """``radius=inf``: every training row (but the query's own with X=None), from the

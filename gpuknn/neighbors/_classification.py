@@ -346,7 +346,11 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
         qi, rj, d = radius_pairs_kdtree(X, self._tree, radius, self.metric)
         n, n_classes = X.shape[0], int(self.classes_.shape[0])
         y = np.asarray(self._y)[rj]
-        w = np.ones_like(d) if self.weights in (None, "uniform") else distance_weights(d, compat_numpy, rows=qi, n_rows=n)
+        w = (
+            np.ones_like(d)
+            if self.weights in (None, "uniform")
+            else distance_weights(d, compat_numpy, rows=qi, n_rows=n)
+        )
         counts = np.bincount(qi * n_classes + y, weights=w, minlength=n * n_classes).reshape(n, n_classes)
         members = np.bincount(qi, minlength=n)
         winners = np.where(members > 0, np.argmax(counts, axis=1), -1)

@@ -309,7 +309,11 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
         n_cls = lab.classes.shape[0]
         # Step 1 is an EditedNearestNeighbours run on the classes of this sampler's strategy.
         enn = EditedNearestNeighbours(
-            sampling_strategy=self.sampling_strategy, n_neighbors=self.n_neighbors, kind_sel="mode", n_jobs=self.n_jobs, **opts
+            sampling_strategy=self.sampling_strategy,
+            n_neighbors=self.n_neighbors,
+            kind_sel="mode",
+            n_jobs=self.n_jobs,
+            **opts,
         )
         enn._strategy, enn.sampling_strategy_ = self._strategy, dict(self.sampling_strategy_)
         enn.n_features_in_ = int(X.shape[1])

@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from sklearn.base import clone
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
@@ -67,9 +66,7 @@ class _SeededCondenser(BaseSampler):
             opts = dict(metric=self.metric, working_memory=self.working_memory, n_jobs=self.n_jobs)
             return k, self.metric, KNeighborsClassifier(n_neighbors=k, **opts)
         if not all(callable(getattr(value, m, None)) for m in ("fit", "predict", "kneighbors")):
-            raise InvalidInputError(
-                f"n_neighbors must be None, an int >= 1 or a KNeighborsClassifier, got {value!r}"
-            )
+            raise InvalidInputError(f"n_neighbors must be None, an int >= 1 or a KNeighborsClassifier, got {value!r}")
         p = value.get_params()
         k = check_int(p.get("n_neighbors"), name="n_neighbors.n_neighbors", low=1)
         if p.get("weights", "uniform") not in ("uniform", None):
@@ -351,7 +348,14 @@ class OneSidedSelection(_SeededCondenser):
             if rest.size:
                 take = lambda idx: xp.take(X, from_numpy(idx, xp, device=dev), axis=0)  # noqa: E731
                 kk = min(k, store.shape[0])
-                nbr = kneighbors(take(rest), take(store), kk, return_distance=False, metric=metric, working_memory=self.working_memory)
+                nbr = kneighbors(
+                    take(rest),
+                    take(store),
+                    kk,
+                    return_distance=False,
+                    metric=metric,
+                    working_memory=self.working_memory,
+                )
                 L = from_numpy(lab.codes[store], xp, device=dev)
                 pred = _vote(gather(L, nbr), kk, lab.classes.shape[0])
                 kept = np.concatenate([kept, rest[pred != c]])
