@@ -156,6 +156,8 @@ def test_fit_from_fitted_estimator_or_sklearn_tree():
     ours = KNeighborsClassifier(3).fit(base, y)
     np.testing.assert_array_equal(ours.predict(Q), ref.predict(Q))
     assert ours.n_samples_fit_ == X.shape[0] and ours.n_features_in_ == X.shape[1]
+    from_sklearn = KNeighborsClassifier(3).fit(skn.NearestNeighbors().fit(X), y)
+    np.testing.assert_array_equal(from_sklearn.predict(Q), ref.predict(Q))
     for tree in (skn.KDTree(X), skn.BallTree(X)):
         nn = NearestNeighbors(n_neighbors=2).fit(tree)
         # distances: the rows 3 and 5 are twins, whose order scikit-learn's tree leaves open

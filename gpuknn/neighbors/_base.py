@@ -52,13 +52,17 @@ def check_radius_value(radius: Any) -> float:
 
 
 def _fitted_rows(X: Any) -> Any:
-    """The training rows of ``X`` when X is a fitted neighbour estimator or a scikit-learn
-    ``KDTree`` / ``BallTree`` (scikit-learn's ``fit`` accepts those as X), else X itself."""
+    """The training rows of ``X`` when X is a fitted neighbour estimator (gpuknn's or
+    scikit-learn's) or a scikit-learn ``KDTree`` / ``BallTree`` (scikit-learn's ``fit``
+    accepts those as X), else X itself."""
     if isinstance(X, NeighborsBase):
         check_is_fitted(X, "_fit_X")
         return X._fit_X
-    if type(X).__name__ in ("KDTree", "BallTree") and type(X).__module__.startswith("sklearn."):
+    module = type(X).__module__
+    if type(X).__name__ in ("KDTree", "BallTree") and module.startswith("sklearn."):
         return np.asarray(X.data)
+    if module.startswith("sklearn.neighbors") and hasattr(X, "_fit_method"):  # a fitted scikit-learn estimator
+        return np.asarray(X._fit_X)
     return X
 
 
