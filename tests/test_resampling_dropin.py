@@ -559,3 +559,29 @@ def test_condensers_refuse_unsupported_classifiers():
     ):
         with pytest.raises(InvalidInputError, match="n_neighbors"):
             gpuknn.resampling.CondensedNearestNeighbour(n_neighbors=bad).fit_resample(X, y)
+
+
+@pytest.mark.parametrize("kind_sel", ["all", "mode"])
+def test_ncr_takes_edited_nearest_neighbours_sampler(backend, kind_sel):
+    X, y = _data(27, n=(90, 40, 20))
+    ours = gpuknn.resampling.NeighbourhoodCleaningRule(
+        edited_nearest_neighbours=gpuknn.resampling.EditedNearestNeighbours(n_neighbors=4, kind_sel=kind_sel)
+    )
+    Xr, _ = ours.fit_resample(backend.asarray(X), backend.asarray(y))
+    ref = imb_under.NeighbourhoodCleaningRule(
+        edited_nearest_neighbours=imb_under.EditedNearestNeighbours(n_neighbors=4, kind_sel=kind_sel)
+    )
+    ref.fit_resample(X, y)
+    np.testing.assert_array_equal(ours.sample_indices_, ref.sample_indices_)
+    assert_xp(Xr, X[ref.sample_indices_], backend)
+    enn = ours.edited_nearest_neighbours_
+    assert enn.kind_sel == kind_sel and enn.n_neighbors == 4
+    np.testing.assert_array_equal(np.sort(enn.sample_indices_), np.sort(ref.edited_nearest_neighbours_.sample_indices_))
+    # imbalanced-learn's own sampler is run on host copies: the same answer
+    peer_enn = gpuknn.resampling.NeighbourhoodCleaningRule(
+        edited_nearest_neighbours=imb_under.EditedNearestNeighbours(n_neighbors=4, kind_sel=kind_sel)
+    )
+    peer_enn.fit_resample(backend.asarray(X), backend.asarray(y))
+    np.testing.assert_array_equal(peer_enn.sample_indices_, ref.sample_indices_)
+    with pytest.raises(InvalidInputError, match="edited_nearest_neighbours"):
+        gpuknn.resampling.NeighbourhoodCleaningRule(edited_nearest_neighbours=3).fit_resample(X, y)
