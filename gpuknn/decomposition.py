@@ -23,6 +23,7 @@ ties), so NumPy and CuPy fits agree without a data-dependent flip.
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 from typing import Any
 
@@ -55,6 +56,46 @@ _MOMENT_UNDERFLOW = 2.0**-968
 __all__ = ["PCA"]
 
 _SOLVERS = ("eigh", "deflation", "block")
+#: scikit-learn's ``svd_solver`` names; "auto", "full" and "covariance_eigh" run ``solver``,
+#: "arpack" and "randomized" (truncated solvers) run "block" unless ``solver`` names another.
+_SVD_SOLVERS = ("auto", "full", "covariance_eigh", "arpack", "randomized")
+_NORMALIZERS = ("auto", "QR", "LU", "none")
+
+
+def _assess_dimension(spectrum: np.ndarray, rank: int, n_samples: int) -> float:
+    """Log-likelihood of a PCA model of ``rank`` for the descending covariance ``spectrum``
+    (Minka, "Automatic choice of dimensionality for PCA", NIPS 2000: the Laplace
+    approximation scikit-learn's ``n_components="mle"`` maximises)."""
+    n_features = spectrum.shape[0]
+    eps = 1e-15
+    if spectrum[rank - 1] < eps:
+        return -math.inf
+    # log p(U): the volume of the Stiefel manifold
+    pu = -rank * math.log(2.0) + sum(
+        math.lgamma((n_features - i + 1) / 2.0) - math.log(math.pi) * (n_features - i + 1) / 2.0
+        for i in range(1, rank + 1)
+    )
+    pl = -float(np.sum(np.log(spectrum[:rank]))) * n_samples / 2.0
+    v = max(eps, float(np.sum(spectrum[rank:])) / (n_features - rank))  # the noise variance
+    pv = -math.log(v) * n_samples * (n_features - rank) / 2.0
+    m = n_features * rank - rank * (rank + 1.0) / 2.0
+    pp = math.log(2.0 * math.pi) * (m + rank) / 2.0
+    filled = spectrum.copy()
+    filled[rank:] = v
+    i, j = np.triu_indices(n_features, k=1)
+    keep = i < rank
+    i, j = i[keep], j[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):  # equal eigenvalues: log 0 = -inf, as Minka's
+        pa = float(
+            np.sum(np.log((spectrum[i] - spectrum[j]) * (1.0 / filled[j] - 1.0 / filled[i])) + math.log(n_samples))
+        )
+    return pu + pl + pv + pp - pa / 2.0 - rank * math.log(n_samples) / 2.0
+
+
+def _infer_dimension(spectrum: np.ndarray, n_samples: int) -> int:
+    """The rank in ``[1, n_features - 1]`` of largest :func:`_assess_dimension` (0 never)."""
+    ll = [-math.inf] + [_assess_dimension(spectrum, r, n_samples) for r in range(1, spectrum.shape[0])]
+    return int(np.argmax(ll))
 
 
 class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -62,22 +103,45 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int, float or None, default None
-        ``int``: number of components ``1 <= p <= min(n_samples, n_features)``.
+    n_components : int, float, "mle" or None, default None
+        ``int``: number of components ``1 <= p <= min(n_samples, n_features)`` (``svd_solver
+        ="arpack"``: ``< min(n_samples, n_features)``, as scikit-learn).
         ``float`` in (0, 1): the smallest ``p`` whose cumulative explained-variance ratio
         is *greater* than this fraction (scikit-learn's rule); this needs the whole
         spectrum, computed by ``eigvalsh`` (cheap, no eigenvectors) before the solver runs.
-        ``None``: ``min(n_samples, n_features)``.
+        ``"mle"``: Minka's maximum-likelihood dimension from that spectrum (needs
+        ``n_samples >= n_features``). ``None``: ``min(n_samples, n_features)`` (minus one
+        with ``svd_solver="arpack"``).
+    copy : bool, default True
+        Accepted for scikit-learn compatibility: X is never modified.
+    whiten : bool, default False
+        :meth:`transform` divides each score by ``sqrt(explained_variance_)`` (unit
+        variance); :meth:`inverse_transform` multiplies it back.
+    svd_solver : {"auto", "full", "covariance_eigh", "arpack", "randomized"}, default "auto"
+        scikit-learn's name of the solver. gpuknn always solves the covariance's
+        eigenproblem: "auto", "full" and "covariance_eigh" run ``solver`` (default
+        "eigh", exact); "arpack" and "randomized" run "block" subspace iteration (or the
+        iterative ``solver`` named). The same components up to sign (here the largest
+        loading is positive, as scikit-learn's ``svd_flip``) and variances up to rounding.
     solver : {"eigh", "deflation", "block"}, default "eigh"
         Eigen-solver for the covariance (see the module notes).
     tol : float, optional
-        Solver tolerance; default 1e-6 for "deflation" (``||v_t - v_{t-1}||_inf``, gives
-        relative eigenvalue errors ~1e-7 on Fashion-MNIST) and, for "block", 1e-10 in
-        float64 and 1e-6 in float32 (relative residual). Ignored by "eigh".
+        Solver tolerance; default (None or 0.0, scikit-learn's default) 1e-6 for
+        "deflation" (``||v_t - v_{t-1}||_inf``, gives relative eigenvalue errors ~1e-7 on
+        Fashion-MNIST) and, for "block", 1e-10 in float64 and 1e-6 in float32 (relative
+        residual). Ignored by "eigh".
+    iterated_power : int >= 0 or "auto", default "auto"
+        scikit-learn's power iterations of "randomized": checked and accepted; "block"
+        iterates to ``tol`` instead (at most ``max_iter``).
+    n_oversamples : int >= 1, default 10
+        scikit-learn's oversampling of "randomized": checked and accepted; "block" chooses
+        its own block size.
+    power_iteration_normalizer : {"auto", "QR", "LU", "none"}, default "auto"
+        Checked and accepted; "block" orthonormalises with QR every iteration.
     max_iter : int, optional
         Iteration limit; default 100_000 per component ("deflation"), 1000 ("block").
-    random_state : int, numpy Generator or None
-        Seed of the iterative solvers' start vectors.
+    random_state : int, numpy Generator, numpy RandomState or None
+        Seed of the iterative solvers' start vectors (a RandomState gives one draw).
     dtype : {None, "float32", "float64"}, default None
         Precision of the centring and covariance GEMM; None keeps the input's floating
         dtype (float32 data: ~1e-6 relative error in the covariance; "float64" makes it
@@ -103,6 +167,10 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ("block"), zeros ("eigh").
     converged_ : bool
         Whether the iterative solver met its tolerance (always True for "eigh").
+    noise_variance_ : float
+        The probabilistic-PCA noise variance: the mean of the covariance eigenvalues
+        beyond ``n_components_`` among ``min(n_samples, n_features)`` (0 when none is
+        left), as scikit-learn. Used by :meth:`get_covariance`, :meth:`score`.
 
     Notes
     -----
@@ -121,15 +189,27 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_components: int | float | None = None,
+        n_components: int | float | str | None = None,
         *,
+        copy: bool = True,
+        whiten: bool = False,
+        svd_solver: str = "auto",
         solver: str = "eigh",
         tol: float | None = None,
+        iterated_power: Any = "auto",
+        n_oversamples: int = 10,
+        power_iteration_normalizer: str = "auto",
         max_iter: int | None = None,
         random_state: Any = None,
         dtype: Any = None,
     ) -> None:
         self.n_components = n_components
+        self.copy = copy
+        self.whiten = whiten
+        self.svd_solver = svd_solver
+        self.iterated_power = iterated_power
+        self.n_oversamples = n_oversamples
+        self.power_iteration_normalizer = power_iteration_normalizer
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
@@ -137,18 +217,45 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.dtype = dtype
 
     # ------------------------------------------------------------------ fitting
-    def _n_components(self, n_samples: int, n_features: int) -> tuple[int, float | None]:
+    def _n_components(self, n_samples: int, n_features: int) -> tuple[int, float | str | None]:
+        """``(p, rule)``: p components, or 0 and the rule that picks p from the spectrum (a
+        float fraction or ``"mle"``); scikit-learn's checks of ``n_components`` and
+        ``svd_solver``."""
         limit = min(n_samples, n_features)
         nc = self.n_components
+        svd = self.svd_solver
+        truncated = svd in ("arpack", "randomized")
         if nc is None:
-            return limit, None
+            return (limit - 1 if svd == "arpack" else limit), None
+        if isinstance(nc, str):
+            if nc != "mle":
+                raise InvalidInputError(f"n_components must be None, an int, a float in (0, 1) or 'mle', got {nc!r}")
+            if truncated:
+                raise InvalidInputError(f"n_components={nc!r} cannot be a string with svd_solver={svd!r}")
+            if n_samples < n_features:
+                raise InvalidInputError("n_components='mle' is only supported if n_samples >= n_features")
+            return 0, "mle"
         if isinstance(nc, Integral) and not isinstance(nc, bool):
             if not 1 <= int(nc) <= limit:
-                raise InvalidInputError(f"n_components={int(nc)} must be in [1, min(n_samples, n_features)={limit}]")
+                raise InvalidInputError(
+                    f"n_components={int(nc)} must be between 1 and min(n_samples, n_features)={limit} "
+                    f"with svd_solver={svd!r}"
+                )
+            if svd == "arpack" and int(nc) == limit:
+                raise InvalidInputError(
+                    f"n_components={int(nc)} must be strictly less than min(n_samples, n_features)={limit} "
+                    "with svd_solver='arpack'"
+                )
             return int(nc), None
-        if isinstance(nc, Real) and not isinstance(nc, bool) and 0.0 < float(nc) < 1.0:
+        if isinstance(nc, Real) and not isinstance(nc, bool) and 0.0 < float(nc) < 1.0 and not truncated:
             return 0, float(nc)
-        raise InvalidInputError(f"n_components must be None, an int in [1, {limit}] or a float in (0, 1), got {nc!r}")
+        if truncated and isinstance(nc, Real) and not isinstance(nc, bool):  # scikit-learn's message
+            raise InvalidInputError(
+                f"n_components={nc!r} must be between 1 and min(n_samples, n_features)={limit} with svd_solver={svd!r}"
+            )
+        raise InvalidInputError(
+            f"n_components must be None, an int in [1, {limit}], a float in (0, 1) or 'mle', got {nc!r}"
+        )
 
     def _check_options(self) -> None:
         """``tol``, ``max_iter``, ``random_state`` and ``dtype`` of any type: the right kind,
@@ -156,19 +263,31 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         a solver)."""
         tol = self.tol
         if tol is not None and (
-            isinstance(tol, bool) or not isinstance(tol, Real) or not (float(tol) > 0 and float(tol) < float("inf"))
+            isinstance(tol, bool) or not isinstance(tol, Real) or not (float(tol) >= 0 and float(tol) < float("inf"))
         ):
-            raise InvalidInputError(f"tol must be None or a positive number, got {tol!r}")
+            raise InvalidInputError(f"tol must be None or a number >= 0, got {tol!r}")
         if self.max_iter is not None:
             check_int(self.max_iter, name="max_iter", low=1)
+        for name in ("copy", "whiten"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InvalidInputError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if not (isinstance(self.iterated_power, str) and self.iterated_power == "auto"):
+            check_int(self.iterated_power, name="iterated_power", low=0)
+        check_int(self.n_oversamples, name="n_oversamples", low=1)
+        if self.power_iteration_normalizer not in _NORMALIZERS:
+            raise InvalidInputError(
+                f"power_iteration_normalizer must be one of {_NORMALIZERS}, got {self.power_iteration_normalizer!r}"
+            )
         rs = self.random_state
+        if isinstance(rs, np.random.RandomState):
+            return
         try:
             if isinstance(rs, (bool, float, str, bytes)):
                 raise TypeError
             np.random.default_rng(rs)
         except (TypeError, ValueError):
             raise InvalidInputError(
-                f"random_state must be None, a non-negative int or a numpy Generator, got {rs!r}"
+                f"random_state must be None, a non-negative int, a numpy Generator or RandomState, got {rs!r}"
             ) from None
         if self.dtype is not None:
             _dtype_from(self.dtype, np)  # the kind of dtype; the namespace's comes at fit
@@ -176,7 +295,17 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _check_solver_and_options(self) -> None:
         if not isinstance(self.solver, str) or self.solver not in _SOLVERS:
             raise InvalidInputError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
+        if not isinstance(self.svd_solver, str) or self.svd_solver not in _SVD_SOLVERS:
+            raise InvalidInputError(f"svd_solver must be one of {_SVD_SOLVERS}, got {self.svd_solver!r}")
         self._check_options()
+        # scikit-learn's truncated solvers are iterative: gpuknn's "block" stands in for them
+        truncated = self.svd_solver in ("arpack", "randomized") and self.solver == "eigh"
+        self._fit_solver = "block" if truncated else self.solver
+        rs = self.random_state
+        # one draw of a RandomState (scikit-learn consumes it too) seeds the start vectors
+        self._fit_random_state = (
+            int(rs.randint(np.iinfo(np.int32).max)) if isinstance(rs, np.random.RandomState) else rs
+        )
 
     def fit(self, X: Any, y: Any = None) -> PCA:
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored. Returns ``self``.
@@ -232,16 +361,21 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _fit_covariance(self, C64: Any, mean: Any, n_samples: int, n_features: int, dtype: Any) -> PCA:
         """The fit from the float64 covariance and mean (shared with the Dask fit)."""
         xp = array_namespace(C64)
-        p, fraction = self._n_components(n_samples, n_features)
+        p, rule = self._n_components(n_samples, n_features)
         total = float(xp.sum(xp.linalg.diagonal(C64)))
-        if fraction is not None:
-            spectrum = to_numpy(xp.flip(xp.linalg.eigvalsh(C64), axis=0))
-            ratio = np.cumsum(np.clip(spectrum, 0, None)) / total if total > 0 else np.ones(1)
-            p = min(int(np.searchsorted(ratio, fraction, side="right")) + 1, n_features, n_samples)
+        if rule is not None:
+            spectrum = np.clip(to_numpy(xp.flip(xp.linalg.eigvalsh(C64), axis=0)), 0, None)
+            if rule == "mle":
+                p = _infer_dimension(spectrum, n_samples)
+            else:
+                ratio = np.cumsum(spectrum) / total if total > 0 else np.ones(1)
+                p = min(int(np.searchsorted(ratio, rule, side="right")) + 1, n_features, n_samples)
         # eigh runs in float64 (LAPACK's float32 error is relative to the largest eigenvalue);
         # the iterative solvers' products run in the covariance dtype, which limits them no
         # more than the covariance's own float32 error does (block: small problems in float64).
-        if self.solver == "eigh":
+        if p == 0:  # "mle" may choose no component (a spectrum of zeros)
+            raise InvalidInputError("n_components='mle' found no component: the data have no variance")
+        if self._fit_solver == "eigh":
             result = self._solve(C64, p)
             lam = result.eigenvalues
         else:
@@ -261,28 +395,33 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.n_components_ = p
         self.n_features_in_ = n_features
         self.n_samples_ = n_samples
+        # Probabilistic PCA's noise: the mean of the min(n, d) - p eigenvalues left, from the
+        # trace (every eigenvalue beyond min(n, d) is 0), as scikit-learn's solvers do.
+        left = min(n_samples, n_features) - p
+        self.noise_variance_ = max(total - float(xp.sum(lam)), 0.0) / left if left > 0 else 0.0
         self.n_iter_ = from_numpy(np.asarray(result.n_iter, dtype=np.int64), xp, device=device_of(C64))
         self.converged_ = bool(np.all(result.converged))
         return self
 
     def _solve(self, C: Any, p: int):
-        if self.solver == "eigh":
+        tol = None if self.tol is None or float(self.tol) == 0.0 else self.tol  # 0: the default
+        if self._fit_solver == "eigh":
             return eigh(C, p)
-        if self.solver == "block":
+        if self._fit_solver == "block":
             return block_eigh(
                 C,
                 p,
-                tol=self.tol,
+                tol=tol,
                 max_iter=1000 if self.max_iter is None else self.max_iter,
-                random_state=self.random_state,
+                random_state=self._fit_random_state,
                 psd=True,
             )
         return deflated_power_method(
             C,
             p,
-            tol=1e-6 if self.tol is None else self.tol,
+            tol=1e-6 if tol is None else tol,
             max_iter=100_000 if self.max_iter is None else self.max_iter,
-            random_state=self.random_state,
+            random_state=self._fit_random_state,
             warm_start=True,
         )
 
@@ -316,7 +455,16 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return project(X, self.components_, self.mean_)
         X, xp = self._check_X(X, "n_features_in_", "X")
         W = xp.astype(self.components_, X.dtype)
-        return xp.matmul(X - xp.astype(self.mean_, X.dtype), xp.matrix_transpose(W))
+        Z = xp.matmul(X - xp.astype(self.mean_, X.dtype), xp.matrix_transpose(W))
+        return Z / self._whitening(X.dtype) if self.whiten else Z
+
+    def _whitening(self, dtype: Any) -> Any:
+        """``sqrt(explained_variance_)`` in ``dtype``, at least its machine epsilon (a
+        variance of 0 on rank-deficient data would divide by zero; scikit-learn's clip)."""
+        xp = array_namespace(self.explained_variance_)
+        scale = xp.sqrt(xp.astype(self.explained_variance_, dtype))
+        eps = float(xp.finfo(dtype).eps)
+        return xp.where(scale < eps, xp.full_like(scale, eps), scale)
 
     def fit_transform(self, X: Any, y: Any = None) -> Any:
         """``fit(X)`` then ``transform(X)``."""
@@ -326,4 +474,66 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """Map scores ``Z`` ``(n, n_components_)`` back to feature space ``(n, n_features)``."""
         Z, xp = self._check_X(Z, "n_components_", "Z")
         W = xp.astype(self.components_, Z.dtype)
+        if self.whiten:  # scikit-learn's: the unclipped sqrt(explained_variance_) back
+            W = xp.sqrt(xp.astype(self.explained_variance_, Z.dtype))[:, None] * W
         return xp.matmul(Z, W) + xp.astype(self.mean_, Z.dtype)
+
+    # ------------------------------------------------ probabilistic PCA model
+    def _model(self) -> tuple[Any, Any, Any, float]:
+        """``(W, ev, max(ev - noise, 0), noise)`` in float64; W scaled by ``sqrt(ev)`` when
+        whitening (scikit-learn's model of a whitened PCA)."""
+        xp = array_namespace(self.components_)
+        W = xp.astype(self.components_, xp.float64)
+        ev = xp.astype(self.explained_variance_, xp.float64)
+        if self.whiten:
+            W = xp.sqrt(ev)[:, None] * W
+        noise = float(self.noise_variance_)
+        return W, ev, xp.where(ev > noise, ev - noise, xp.zeros_like(ev)), noise
+
+    def get_covariance(self) -> Any:
+        """The data covariance the fitted probabilistic PCA model implies (Tipping & Bishop):
+        ``W^T diag(max(ev - noise, 0)) W + noise I``, (n_features, n_features), float64 in
+        the fit's namespace and device (scikit-learn's ``get_covariance``)."""
+        check_is_fitted(self, "components_")
+        xp = array_namespace(self.components_)
+        W, ev, diff, noise = self._model()
+        cov = xp.matmul(xp.matrix_transpose(W) * diff[None, :], W)
+        eye = xp.eye(int(W.shape[1]), dtype=xp.float64, device=device_of(W))
+        return cov + noise * eye
+
+    def get_precision(self) -> Any:
+        """Inverse of :meth:`get_covariance`, (n_features, n_features) float64: by the
+        matrix inversion lemma (a p x p inverse) when there is noise, as scikit-learn."""
+        check_is_fitted(self, "components_")
+        xp = array_namespace(self.components_)
+        n_features = int(self.components_.shape[1])
+        noise = float(self.noise_variance_)
+        dev = device_of(self.components_)
+        eye = xp.eye(n_features, dtype=xp.float64, device=dev)
+        if noise == 0.0:
+            return xp.linalg.inv(self.get_covariance())
+        W, ev, diff, noise = self._model()
+        # (noise I + W^T D W)^-1 = I/noise - W^T (D^-1 + W W^T / noise)^-1 W / noise^2
+        inner = xp.matmul(W, xp.matrix_transpose(W)) / noise
+        inner = inner + xp.where(
+            xp.eye(int(W.shape[0]), dtype=xp.bool, device=dev), (1.0 / diff)[None, :], xp.zeros_like(inner)
+        )
+        prec = -xp.matmul(xp.matmul(xp.matrix_transpose(W), xp.linalg.inv(inner)), W) / (noise * noise)
+        return prec + eye / noise
+
+    def score_samples(self, X: Any) -> Any:
+        """Log-likelihood of each sample under the probabilistic PCA model, (n,) float64 in
+        X's namespace (scikit-learn's ``score_samples``)."""
+        X, xp = self._check_X(X, "n_features_in_", "X")
+        Xr = xp.astype(X, xp.float64) - xp.astype(self.mean_, xp.float64)
+        n_features = int(X.shape[1])
+        precision = self.get_precision()
+        sign, logdet = xp.linalg.slogdet(precision)
+        logdet = float(logdet) if float(sign) > 0 else -math.inf
+        quad = xp.sum(Xr * xp.matmul(Xr, precision), axis=1)
+        return -0.5 * quad - 0.5 * (n_features * math.log(2.0 * math.pi) - logdet)
+
+    def score(self, X: Any, y: Any = None) -> float:
+        """Mean log-likelihood of the samples of X (:meth:`score_samples`)."""
+        ll = self.score_samples(X)
+        return float(array_namespace(ll).mean(ll))

@@ -13,6 +13,10 @@ def test_get_set_params_and_repr():
         "weights": "uniform",
         "working_memory": None,
         "algorithm": "auto",
+        "leaf_size": 30,
+        "n_jobs": None,
+        "p": 2,
+        "metric_params": None,
     }
     assert clf.set_params(n_neighbors=7) is clf and clf.n_neighbors == 7
     assert repr(clf) == "KNeighborsClassifier(metric='cosine', n_neighbors=7)"

@@ -55,7 +55,7 @@ def test_kd_tree_rejected_where_unsupported(xp, to_xp):
     with pytest.raises(InvalidInputError, match="kd_tree"):
         KNeighborsClassifier(3, metric="cosine", algorithm="kd_tree").fit(X, y)
     with pytest.raises(InvalidInputError, match="algorithm"):
-        KNeighborsClassifier(3, algorithm="ball_tree").fit(X, y)
+        KNeighborsClassifier(3, algorithm="cover_tree").fit(X, y)
     if not xp.__name__.endswith("numpy"):
         with pytest.raises(InvalidInputError, match="NumPy"):
             KNeighborsClassifier(3, algorithm="kd_tree").fit(to_xp(X), to_xp(y))

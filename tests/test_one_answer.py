@@ -157,7 +157,8 @@ def test_a_point_on_the_radius_counts_on_every_backend(backend, weights):
     if backend.name == "numpy":
         clf = RadiusNeighborsClassifier(5.0, weights=weights, outlier_label=-1, algorithm="kd_tree")
         assert clf.fit(X, y).predict(Q).tolist() == [1]
-        assert RadiusNeighborsClassifier(4.999, outlier_label=-1).fit(X, y).predict(Q).tolist() == [-1]
+        with pytest.warns(UserWarning, match="Outlier label -1"):
+            assert RadiusNeighborsClassifier(4.999, outlier_label=-1).fit(X, y).predict(Q).tolist() == [-1]
 
 
 def test_constant_rows_are_at_correlation_distance_one():

@@ -151,7 +151,7 @@ def test_errors(backend):
         (KNeighborsRegressor(0), r"n_neighbors must be in \[1, inf\], got 0"),
         (KNeighborsRegressor(2.5), "n_neighbors must be an integer, got 2.5"),
         (KNeighborsRegressor(metric="l7"), "unknown metric 'l7'"),
-        (KNeighborsRegressor(algorithm="ball_tree"), "algorithm must be one of"),
+        (KNeighborsRegressor(algorithm="cover_tree"), "algorithm must be one of"),
         (KNeighborsRegressor(working_memory=-5), "working_memory must be a positive number of MiB, got -5"),
     ]
     for est, msg in cases:

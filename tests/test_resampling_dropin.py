@@ -454,3 +454,134 @@ def test_cleaners_take_neighbors_object(backend, name):
     assert_xp(Xr, X[s.sample_indices_], backend)
     assert isinstance(s.nn_, sk_neighbors.NearestNeighbors) and s.nn_ is not nn
     assert isinstance(by_int.nn_, gpuknn.NearestNeighbors) and by_int.nn_.n_neighbors == 4
+
+
+# --- NearMiss, NeighbourhoodCleaningRule, CNN and OSS take neighbour estimator objects ------
+
+
+def _nn_object(kind, n):
+    return sk_neighbors.NearestNeighbors(n_neighbors=n) if kind == "sklearn" else gpuknn.NearestNeighbors(n_neighbors=n)
+
+
+@pytest.mark.parametrize("kind", ["sklearn", "gpuknn"])
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_nearmiss_takes_neighbors_objects(backend, version, kind):
+    X, y = _data(22, n=(70, 30, 15))
+    kw = dict(version=version, n_neighbors=_nn_object(kind, 2), n_neighbors_ver3=_nn_object(kind, 8))
+    ours = gpuknn.resampling.NearMiss(**kw)
+    Xr, _ = ours.fit_resample(backend.asarray(X), backend.asarray(y))
+    ref = imb_under.NearMiss(**kw)
+    ref.fit_resample(X, y)
+    np.testing.assert_array_equal(ours.sample_indices_, ref.sample_indices_)
+    assert_xp(Xr, X[ref.sample_indices_], backend)
+    assert ours.nn_ is not kw["n_neighbors"] and type(ours.nn_) is type(kw["n_neighbors"])
+    assert ours.nn_.n_samples_fit_ == ref.nn_.n_samples_fit_ == 15  # fitted on the minority
+    assert hasattr(ours, "nn_ver3_") == hasattr(ref, "nn_ver3_") == (version == 3)
+    if version == 3:
+        assert ours.nn_ver3_.n_samples_fit_ == ref.nn_ver3_.n_samples_fit_
+    by_int = gpuknn.resampling.NearMiss(version=version, n_neighbors=2, n_neighbors_ver3=8)
+    by_int.fit_resample(backend.asarray(X), backend.asarray(y))
+    np.testing.assert_array_equal(by_int.sample_indices_, ref.sample_indices_)
+    assert isinstance(by_int.nn_, gpuknn.NearestNeighbors) and by_int.nn_.n_neighbors == 2
+    assert by_int.nn_.n_samples_fit_ == 15
+
+
+def test_nearmiss_refuses_non_estimators():
+    X, y = _data(23)
+    with pytest.raises(InvalidInputError, match="n_neighbors_ver3 must be an int"):
+        gpuknn.resampling.NearMiss(version=3, n_neighbors_ver3="three").fit_resample(X, y)
+
+
+@pytest.mark.parametrize("kind", ["sklearn", "gpuknn"])
+@pytest.mark.parametrize("strategy", ["auto", "majority"])
+def test_ncr_takes_neighbors_object(backend, kind, strategy):
+    X, y = _data(24, n=(90, 40, 20))
+    nn = _nn_object(kind, 4)
+    ours = gpuknn.resampling.NeighbourhoodCleaningRule(n_neighbors=nn, sampling_strategy=strategy)
+    Xr, _ = ours.fit_resample(backend.asarray(X), backend.asarray(y))
+    # imbalanced-learn recognises scikit-learn's NearestNeighbors only: its twin is the oracle
+    ref = imb_under.NeighbourhoodCleaningRule(n_neighbors=_nn_object("sklearn", 4), sampling_strategy=strategy)
+    ref.fit_resample(X, y)
+    np.testing.assert_array_equal(ours.sample_indices_, ref.sample_indices_)
+    assert_xp(Xr, X[ref.sample_indices_], backend)
+    assert isinstance(ours.nn_, gpuknn.KNeighborsClassifier) and ours.nn_.n_neighbors == ref.nn_.n_neighbors == 3
+    assert ours.nn_.n_samples_fit_ == X.shape[0]
+    enn, enn_ref = ours.edited_nearest_neighbours_, ref.edited_nearest_neighbours_
+    assert isinstance(enn, gpuknn.resampling.EditedNearestNeighbours) and enn.kind_sel == "mode"
+    np.testing.assert_array_equal(np.sort(enn.sample_indices_), np.sort(enn_ref.sample_indices_))
+    assert type(enn.nn_) is type(nn) and enn.nn_ is not nn
+    by_int = gpuknn.resampling.NeighbourhoodCleaningRule(n_neighbors=3, sampling_strategy=strategy)
+    by_int.fit_resample(backend.asarray(X), backend.asarray(y))
+    np.testing.assert_array_equal(by_int.sample_indices_, ours.sample_indices_)
+
+
+class _ReplayedDraws(np.random.RandomState):
+    """A RandomState whose ``randint`` replays given draws (imbalanced-learn's seeds)."""
+
+    def __init__(self, draws):
+        super().__init__(0)
+        self._draws = [np.asarray(d) for d in draws]
+
+    def randint(self, low, high=None, size=None, dtype=int):  # noqa: ARG002 - replayed
+        return self._draws.pop(0)
+
+
+@pytest.mark.parametrize("kind", ["sklearn", "gpuknn"])
+@pytest.mark.parametrize("name", ["CondensedNearestNeighbour", "OneSidedSelection"])
+def test_condensers_take_kneighbors_classifier(backend, name, kind):
+    rng = np.random.default_rng(25)
+    X = np.concatenate([rng.normal(0.0, 1.0, (70, 2)), rng.normal(1.5, 1.0, (12, 2))])
+    y = np.repeat([0, 1], [70, 12])  # the condensed class first: imblearn's skip list is exact
+    knc = sk_neighbors.KNeighborsClassifier(3) if kind == "sklearn" else gpuknn.KNeighborsClassifier(3)
+    ours = getattr(gpuknn.resampling, name)(n_neighbors=knc, random_state=0)
+    Xr, _ = ours.fit_resample(backend.asarray(X), backend.asarray(y))
+    draws = [np.searchsorted(np.flatnonzero(y == c), s) for c, s in sorted(ours.seed_indices_.items())]
+    ref = getattr(imb_under, name)(n_neighbors=sk_neighbors.KNeighborsClassifier(3), random_state=_ReplayedDraws(draws))
+    ref.fit_resample(X, y)
+    np.testing.assert_array_equal(ours.sample_indices_, ref.sample_indices_)
+    assert_xp(Xr, X[ref.sample_indices_], backend)
+    assert len(ours.estimators_) == len(ref.estimators_) == 1
+    est = ours.estimators_[0]
+    assert type(est) is type(knc) and est is not knc and est.n_neighbors == 3
+    assert est.n_samples_fit_ == ref.estimators_[0].n_samples_fit_
+    by_int = getattr(gpuknn.resampling, name)(n_neighbors=3, random_state=0)
+    by_int.fit_resample(backend.asarray(X), backend.asarray(y))
+    np.testing.assert_array_equal(by_int.sample_indices_, ours.sample_indices_)
+    assert isinstance(by_int.estimators_[0], gpuknn.KNeighborsClassifier)
+
+
+def test_condensers_refuse_unsupported_classifiers():
+    X, y = _data(26)
+    for bad in (
+        sk_neighbors.KNeighborsClassifier(3, weights="distance"),
+        sk_neighbors.KNeighborsClassifier(3, metric="manhattan"),
+        sk_neighbors.NearestNeighbors(n_neighbors=3),
+    ):
+        with pytest.raises(InvalidInputError, match="n_neighbors"):
+            gpuknn.resampling.CondensedNearestNeighbour(n_neighbors=bad).fit_resample(X, y)
+
+
+@pytest.mark.parametrize("kind_sel", ["all", "mode"])
+def test_ncr_takes_edited_nearest_neighbours_sampler(backend, kind_sel):
+    X, y = _data(27, n=(90, 40, 20))
+    ours = gpuknn.resampling.NeighbourhoodCleaningRule(
+        edited_nearest_neighbours=gpuknn.resampling.EditedNearestNeighbours(n_neighbors=4, kind_sel=kind_sel)
+    )
+    Xr, _ = ours.fit_resample(backend.asarray(X), backend.asarray(y))
+    ref = imb_under.NeighbourhoodCleaningRule(
+        edited_nearest_neighbours=imb_under.EditedNearestNeighbours(n_neighbors=4, kind_sel=kind_sel)
+    )
+    ref.fit_resample(X, y)
+    np.testing.assert_array_equal(ours.sample_indices_, ref.sample_indices_)
+    assert_xp(Xr, X[ref.sample_indices_], backend)
+    enn = ours.edited_nearest_neighbours_
+    assert enn.kind_sel == kind_sel and enn.n_neighbors == 4
+    np.testing.assert_array_equal(np.sort(enn.sample_indices_), np.sort(ref.edited_nearest_neighbours_.sample_indices_))
+    # imbalanced-learn's own sampler is run on host copies: the same answer
+    peer_enn = gpuknn.resampling.NeighbourhoodCleaningRule(
+        edited_nearest_neighbours=imb_under.EditedNearestNeighbours(n_neighbors=4, kind_sel=kind_sel)
+    )
+    peer_enn.fit_resample(backend.asarray(X), backend.asarray(y))
+    np.testing.assert_array_equal(peer_enn.sample_indices_, ref.sample_indices_)
+    with pytest.raises(InvalidInputError, match="edited_nearest_neighbours"):
+        gpuknn.resampling.NeighbourhoodCleaningRule(edited_nearest_neighbours=3).fit_resample(X, y)

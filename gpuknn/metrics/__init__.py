@@ -50,7 +50,7 @@ from .information import (
 )
 from .internal import cophenetic_correlation, hubert_gamma
 from .precision_recall import average_precision_score, precision_recall_curve
-from .ranking import borda_rank, roc_auc_score, roc_convex_hull, roc_curve
+from .ranking import borda_rank, det_curve, roc_auc_score, roc_convex_hull, roc_curve
 from .relative import (
     davies_bouldin_score,
     dunn_index,
@@ -74,6 +74,7 @@ __all__ = [
     "positive_class_report",
     "precision_recall_fscore_support",
     "roc_curve",
+    "det_curve",
     "roc_auc_score",
     "roc_convex_hull",
     "borda_rank",

@@ -20,7 +20,7 @@ from .._backend import device_of as _device
 from .._delegation import on_input_device
 from .._labels import encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning
+from ._labels import UndefinedMetricWarning, _check_weights
 from .ranking import _roc_counts
 
 __all__ = ["precision_recall_curve", "average_precision_score"]
@@ -80,7 +80,7 @@ def _positive(y_true: Any, pos_label: Any, xp: Any, dev: Any) -> Any:
 
 @on_input_device
 def precision_recall_curve(
-    y_true: Any, y_score: Any, *, pos_label: Any = None, drop_intermediate: bool = False
+    y_true: Any, y_score: Any, *, pos_label: Any = None, sample_weight: Any = None, drop_intermediate: bool = False
 ) -> tuple[Any, Any, Any]:
     """Precision and recall of ``score >= threshold`` for every distinct score.
 
@@ -92,6 +92,8 @@ def precision_recall_curve(
     y_score : array of shape (n,)
         Higher = more positive.
     pos_label : label, optional
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight; zero-weight samples make no threshold (scikit-learn).
     drop_intermediate : bool
         Drop thresholds whose true-positive count equals both neighbours' (the points in
         the middle of a vertical run of the curve).
@@ -123,13 +125,15 @@ def precision_recall_curve(
         raise InvalidInputError(
             f"y_true and y_score must be non-empty and of equal length, got {y.shape[0]} and {s.shape[0]}"
         )
-    fps, tps, thr = _roc_counts(y, s, xp)
+    w = _check_weights(sample_weight, int(s.shape[0]), xp, dev)
+    fps, tps, thr = _roc_counts(y, s, xp, w)
     if drop_intermediate and int(tps.shape[0]) > 2:
         true = xp.ones(1, dtype=xp.bool, device=dev)
         keep = xp.concat([true, (tps[1:-1] != tps[:-2]) | (tps[2:] != tps[1:-1]), true])
         idx = xp.nonzero(keep)[0]
         fps, tps, thr = xp.take(fps, idx), xp.take(tps, idx), xp.take(thr, idx)
-    precision = tps / (tps + fps)  # tps + fps = samples above the threshold >= 1
+    above = tps + fps  # (the weight of) the samples at or above the threshold: > 0 but for weights
+    precision = xp.where(above != 0, tps / xp.where(above != 0, above, xp.ones_like(above)), xp.zeros_like(above))
     P = float(tps[-1])
     if P == 0:
         warnings.warn(
@@ -144,20 +148,31 @@ def precision_recall_curve(
     return (xp.concat([xp.flip(precision), one]), xp.concat([xp.flip(recall), xp.zeros_like(one)]), xp.flip(thr))
 
 
-def _column_ap(Y: Any, S: Any, xp: Any) -> tuple[Any, Any]:
-    """(AP per column, positives per column) of 0/1 ``Y`` and scores ``S`` of shape (n, L)."""
+def _column_ap(Y: Any, S: Any, xp: Any, w: Any = None) -> tuple[Any, Any]:
+    """(AP per column, positives per column) of 0/1 ``Y`` and scores ``S`` of shape (n, L),
+    with row weights ``w`` (n,) if given (then "positives" is their weight)."""
+    if w is not None:  # zero-weight rows make no threshold (scikit-learn drops them first)
+        keep = xp.nonzero(w != 0)[0]
+        Y, S, w = xp.take(Y, keep, axis=0), xp.take(S, keep, axis=0), xp.take(w, keep)
     n, L = int(S.shape[0]), int(S.shape[1])
     dev = _device(S)
     order = xp.argsort(S, axis=0, descending=True, stable=True)
     ss = xp.take_along_axis(S, order, axis=0)
     ys = xp.take_along_axis(Y, order, axis=0)
+    if w is not None:
+        ws = xp.reshape(xp.take(w, xp.reshape(order, (-1,))), (n, L))
+        ys = ys * ws  # each positive counts its weight
+        seen = xp.reshape(xp.cumulative_sum(ws, axis=0).T, (-1,))  # the weight at or above
     tps = xp.cumulative_sum(ys, axis=0)
     last = xp.zeros((1, L), dtype=xp.bool, device=dev)
     # end of a run of ties: the next score differs (or the column ends); flattened column-major
     end = xp.reshape(xp.concat([ss[1:, :] != ss[:-1, :], ~last], axis=0).T, (-1,))
     flat_pos = xp.arange(n * L, dtype=xp.int64, device=dev)
     ends = xp.astype(xp.nonzero(end)[0], xp.int64)
-    prec_end = xp.take(xp.reshape(tps.T, (-1,)), ends) / xp.astype(ends % n + 1, xp.float64)
+    if w is None:
+        prec_end = xp.take(xp.reshape(tps.T, (-1,)), ends) / xp.astype(ends % n + 1, xp.float64)
+    else:
+        prec_end = xp.take(xp.reshape(tps.T, (-1,)), ends) / xp.take(seen, ends)
     # precision at the end of each sample's run of ties, summed over the positives
     run_end = xp.searchsorted(ends, flat_pos)
     contrib = xp.reshape(xp.take(prec_end, run_end), (L, n)) * ys.T
@@ -168,7 +183,9 @@ def _column_ap(Y: Any, S: Any, xp: Any) -> tuple[Any, Any]:
 
 
 @on_input_device
-def average_precision_score(y_true: Any, y_score: Any, *, average: str | None = "macro", pos_label: Any = 1) -> Any:
+def average_precision_score(
+    y_true: Any, y_score: Any, *, average: str | None = "macro", pos_label: Any = 1, sample_weight: Any = None
+) -> Any:
     """Average precision: the step integral of the precision-recall curve.
 
     Parameters
@@ -184,6 +201,9 @@ def average_precision_score(y_true: Any, y_score: Any, *, average: str | None = 
         AP of all columns pooled, mean over rows, or the per-column array.
     pos_label : label
         Binary ``y_true`` only; must be 1 otherwise.
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight (``"samples"``: the weights of the per-row scores'
+        mean; ``"weighted"``: columns weighted by their positives' weight), as scikit-learn.
 
     Returns
     -------
@@ -236,13 +256,18 @@ def average_precision_score(y_true: Any, y_score: Any, *, average: str | None = 
         raise InvalidInputError(
             f"y_score must be of shape {tuple(Y.shape)} (one column per class), got {tuple(s.shape)}"
         )
+    w = _check_weights(sample_weight, int(s.shape[0]), xp, dev)
+    row_w = w  # weights of the rows of the scored columns; "samples" averages with them instead
     if binary or average == "micro":
+        L = int(Y.shape[1])
         Y, s = xp.reshape(Y, (-1, 1)), xp.reshape(s, (-1, 1))
+        if w is not None and L > 1:
+            row_w = xp.reshape(xp.broadcast_to(w[:, None], (int(w.shape[0]), L)), (-1,))
     elif average == "samples":
-        Y, s = Y.T, s.T
-    elif average == "weighted" and float(xp.sum(Y)) == 0:
+        Y, s, row_w = Y.T, s.T, None
+    elif average == "weighted" and float(xp.sum(Y if w is None else Y * w[:, None])) == 0:
         return 0.0  # no positive anywhere: scikit-learn's 0, without a warning
-    ap, n_pos = _column_ap(Y, s, xp)
+    ap, n_pos = _column_ap(Y, s, xp, row_w)
     if bool(xp.any(n_pos == 0)):
         warnings.warn(
             "No positive class found in y_true, recall is set to one for all thresholds.",
@@ -255,4 +280,7 @@ def average_precision_score(y_true: Any, y_score: Any, *, average: str | None = 
         return ap
     if average == "weighted":
         return float(xp.sum(ap * n_pos) / xp.sum(n_pos))
+    if average == "samples" and w is not None:
+        ap = xp.where(w == 0, xp.zeros_like(ap), ap)  # zero-weight rows' NaN-free 0 (scikit-learn)
+        return float(xp.sum(ap * w) / xp.sum(w))
     return float(xp.mean(ap))

@@ -2,8 +2,9 @@
 
 Conventions
 -----------
-* ``roc_curve`` keeps **every** distinct score as a threshold (scikit-learn's
-  ``drop_intermediate=False``); the first threshold is ``+inf`` (nothing predicted positive).
+* ``roc_curve`` keeps **every** distinct score as a threshold by default (scikit-learn's
+  ``drop_intermediate=False``; scikit-learn's own default is True); the first threshold is
+  ``+inf`` (nothing predicted positive). ``det_curve`` is scikit-learn's, on the same counts.
 * ``roc_auc_score`` is the trapezoid area under that curve. A run of tied scores is one
   diagonal segment, so a tied positive/negative pair counts ½ and the AUC equals the
   Mann–Whitney ``U / (n1 n0)``.
@@ -26,7 +27,7 @@ from .._labels import as_array_input, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
 from ._labels import UndefinedMetricWarning, _check_weights
 
-__all__ = ["roc_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
+__all__ = ["roc_curve", "det_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
 
 
 def _namespace(y_true: Any, y_score: Any) -> Any:
@@ -116,8 +117,32 @@ def _warn_one_class(what: str) -> None:
     warnings.warn(f"only one class in y_true: {what} is undefined (NaN)", UndefinedMetricWarning, stacklevel=3)
 
 
+def _curve_counts(y_true: Any, y_score: Any, pos_label: Any, sample_weight: Any) -> tuple[Any, Any, Any, Any]:
+    """``(xp, fps, tps, thresholds)`` of a binary curve: (weighted) counts at each distinct
+    score, descending (scikit-learn's ``_binary_clf_curve``)."""
+    xp = _namespace(y_true, y_score)
+    s = _check_scores(y_score, xp, 1, device=input_device([y_score, y_true]))
+    y = _binary_target(y_true, pos_label, xp, _device(s))
+    if y.shape[0] != s.shape[0]:
+        raise InvalidInputError(f"y_true and y_score have different lengths: {y.shape[0]} and {s.shape[0]}")
+    if y.shape[0] == 0:
+        raise InvalidInputError("y_true and y_score are empty")
+    w = _check_weights(sample_weight, int(s.shape[0]), xp, _device(s))
+    fps, tps, thr = _roc_counts(y, s, xp, w)
+    return xp, fps, tps, thr
+
+
+def _keep(xp: Any, mask: Any, *arrays: Any) -> tuple[Any, ...]:
+    """``arrays`` at the positions where ``mask`` (with both ends kept) holds."""
+    true = xp.ones(1, dtype=xp.bool, device=_device(mask))
+    idx = xp.nonzero(xp.concat([true, mask, true]))[0]
+    return tuple(xp.take(a, idx) for a in arrays)
+
+
 @on_input_device
-def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any, Any, Any]:
+def roc_curve(
+    y_true: Any, y_score: Any, *, pos_label: Any = None, sample_weight: Any = None, drop_intermediate: bool = False
+) -> tuple[Any, Any, Any]:
     """Receiver operating characteristic: false- and true-positive rates per threshold.
 
     Parameters
@@ -127,14 +152,19 @@ def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any,
     y_score : array of shape (n,)
         Higher = more positive.
     pos_label : label, optional
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight; zero-weight samples make no threshold (scikit-learn).
+    drop_intermediate : bool, default False
+        Drop the thresholds whose point lies on the straight line through its neighbours
+        (scikit-learn's rule; its default is True, gpuknn's keeps every threshold).
 
     Returns
     -------
     fpr, tpr : float64 arrays of shape (T + 1,)
         Rates for ``score >= thresholds[i]``, starting at (0, 0).
     thresholds : array of shape (T + 1,)
-        ``+inf`` then the T distinct scores in decreasing order (no intermediate point is
-        dropped). A single-class ``y_true`` gives NaN rates and an UndefinedMetricWarning.
+        ``+inf`` then the T distinct scores in decreasing order. A single-class ``y_true``
+        gives NaN rates and an UndefinedMetricWarning.
 
     Complexity O(n log n) (one sort).
 
@@ -145,23 +175,75 @@ def roc_curve(y_true: Any, y_score: Any, *, pos_label: Any = None) -> tuple[Any,
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
-    xp = _namespace(y_true, y_score)
-    s = _check_scores(y_score, xp, 1, device=input_device([y_score, y_true]))
-    y = _binary_target(y_true, pos_label, xp, _device(s))
-    if y.shape[0] != s.shape[0]:
-        raise InvalidInputError(f"y_true and y_score have different lengths: {y.shape[0]} and {s.shape[0]}")
-    if y.shape[0] == 0:
-        raise InvalidInputError("y_true and y_score are empty")
-    fps, tps, thr = _roc_counts(y, s, xp)
-    zero = xp.zeros(1, dtype=xp.float64, device=_device(s))
+    xp, fps, tps, thr = _curve_counts(y_true, y_score, pos_label, sample_weight)
+    dev = _device(fps)
+    if drop_intermediate and int(fps.shape[0]) > 2:
+        # second differences of zero: the point is collinear with its neighbours
+        bend = ((fps[2:] - 2 * fps[1:-1] + fps[:-2]) != 0) | ((tps[2:] - 2 * tps[1:-1] + tps[:-2]) != 0)
+        fps, tps, thr = _keep(xp, bend, fps, tps, thr)
+    zero = xp.zeros(1, dtype=xp.float64, device=dev)
     fps, tps = xp.concat([zero, fps]), xp.concat([zero, tps])
-    thr = xp.concat([xp.full(1, float("inf"), dtype=thr.dtype, device=_device(s)), thr])
+    thr = xp.concat([xp.full(1, float("inf"), dtype=thr.dtype, device=dev), thr])
     P, N = float(tps[-1]), float(fps[-1])
     if P == 0 or N == 0:
         _warn_one_class("the ROC curve")
     fpr = fps / N if N > 0 else xp.full_like(fps, float("nan"))
     tpr = tps / P if P > 0 else xp.full_like(tps, float("nan"))
     return fpr, tpr, thr
+
+
+@on_input_device
+def det_curve(
+    y_true: Any, y_score: Any, *, pos_label: Any = None, sample_weight: Any = None, drop_intermediate: bool = False
+) -> tuple[Any, Any, Any]:
+    """Detection error tradeoff: false-positive and false-negative rates per threshold
+    (scikit-learn 1.9's ``det_curve``).
+
+    Parameters
+    ----------
+    y_true : array of shape (n,)
+        Binary labels; ``{0, 1}`` or ``{-1, 1}`` unless ``pos_label`` is given.
+    y_score : array of shape (n,)
+    pos_label : label, optional
+    sample_weight : array of shape (n,), optional
+    drop_intermediate : bool, default False
+        Drop the thresholds whose true-positive count equals both neighbours'.
+
+    Returns
+    -------
+    fpr, fnr : float64 arrays of shape (T,)
+        From the last threshold without false positives to the first without false
+        negatives, false positives decreasing.
+    thresholds : array of shape (T,)
+        Increasing (may start at ``+inf`` when every sample is negative-scored alike).
+
+    Raises :class:`InvalidInputError` when ``y_true`` has a single class. O(n log n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fpr, fnr, thr = det_curve(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
+    >>> fpr.tolist(), fnr.tolist(), thr.tolist()
+    ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.35, 0.4, 0.8])
+    """
+    xp, fps, tps, thr = _curve_counts(y_true, y_score, pos_label, sample_weight)
+    dev = _device(fps)
+    zero = xp.zeros(1, dtype=xp.float64, device=dev)
+    fps, tps = xp.concat([zero, fps]), xp.concat([zero, tps])
+    thr = xp.concat([xp.full(1, float("inf"), dtype=thr.dtype, device=dev), thr])
+    if drop_intermediate and int(fps.shape[0]) > 2:
+        fps, tps, thr = _keep(xp, (tps[1:-1] != tps[:-2]) | (tps[2:] != tps[1:-1]), fps, tps, thr)
+    P, N = float(tps[-1]), float(fps[-1])
+    if P == 0 or N == 0:
+        raise InvalidInputError(
+            "Only one class is present in y_true. Detection error tradeoff curve is not defined in that case."
+        )
+    # from the last threshold with fps == fps[0] (no false positive yet) to the first with
+    # every positive found; counts ascend, so these are counts of equal values
+    first = int(xp.sum(xp.astype(fps == fps[0], xp.int64))) - 1
+    last = int(xp.sum(xp.astype(tps < tps[-1], xp.int64))) + 1
+    f, t, th = fps[first:last], tps[first:last], thr[first:last]
+    return xp.flip(f) / N, xp.flip(tps[-1] - t) / P, xp.flip(th)
 
 
 def _binary_auc(y: Any, s: Any, xp: Any, w: Any = None, max_fpr: float | None = None) -> float:

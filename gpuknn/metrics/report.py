@@ -54,6 +54,7 @@ def classification_report(
     *,
     labels: Any = None,
     target_names: Any = None,
+    sample_weight: Any = None,
     digits: int = 2,
     output_dict: bool = False,
     zero_division: Any = 0.0,
@@ -69,6 +70,9 @@ def classification_report(
     target_names : sequence of C str, optional
         Row names (default ``str`` of each label). A length other than ``len(labels)`` is an
         error, or a ``UserWarning`` (extra rows dropped) when ``labels`` is given.
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight; supports are then the classes' weights (floats,
+        as scikit-learn prints them).
     digits : int
         Decimals of the text report.
     output_dict : bool
@@ -101,10 +105,19 @@ def classification_report(
     <BLANKLINE>
     """
     digits = check_int(digits, name="digits", low=0)
-    xp, classes, tp, npred, ntrue = _per_class_counts(y_true, y_pred, labels)
+    xp, classes, tp, npred, ntrue = _per_class_counts(y_true, y_pred, labels, sample_weight=sample_weight)
     counts = to_numpy(xp.stack([tp, npred, ntrue]))  # the one transfer
     tp, npred, ntrue = (np.asarray(c, dtype=np.float64) for c in counts)
     n = _n_samples(y_true)
+    # Whether every sample's labels are among `labels` is a question of counts, not weights.
+    seen = (
+        (npred, ntrue)
+        if sample_weight is None or labels is None
+        else (
+            np.asarray(c, dtype=np.float64) for c in to_numpy(xp.stack(_per_class_counts(y_true, y_pred, labels)[3:]))
+        )
+    )
+    npred_n, ntrue_n = seen
     names = [str(c) for c in to_numpy(classes).tolist()] if target_names is None else [str(t) for t in target_names]
     if len(names) != tp.shape[0]:
         if labels is None:
@@ -115,14 +128,14 @@ def classification_report(
             f"labels size, {tp.shape[0]}, does not match size of target_names, {len(names)}", UserWarning, stacklevel=2
         )
     # micro average is the accuracy when every sample's labels are among `labels`
-    micro_is_accuracy = labels is None or (ntrue.sum() == n and npred.sum() == n)
+    micro_is_accuracy = labels is None or (ntrue_n.sum() == n and npred_n.sum() == n)
     p, r, f = _prf(tp, npred, ntrue, zero_division)
-    support = ntrue.astype(np.int64)
+    support = ntrue.astype(np.int64) if sample_weight is None else ntrue
     rows = list(zip(names, p.tolist(), r.tolist(), f.tolist(), support.tolist()))
     mp, mr, mf = _prf(*(np.asarray([v.sum()]) for v in (tp, npred, ntrue)), zero_division)
     ones = np.ones_like(tp)
     wts = ntrue if ntrue.sum() > 0 else ones
-    total = int(support.sum())
+    total = int(support.sum()) if sample_weight is None else float(support.sum())
     averages = [
         ("accuracy" if micro_is_accuracy else "micro avg", [float(mp[0]), float(mr[0]), float(mf[0]), total]),
         ("macro avg", [_mean(p, ones), _mean(r, ones), _mean(f, ones), total]),
@@ -164,6 +177,7 @@ def sensitivity_specificity_support(
     pos_label: Any = 1,
     average: str | None = None,
     warn_for: Any = ("sensitivity", "specificity"),
+    sample_weight: Any = None,
     zero_division: Any = 0.0,
 ) -> tuple[Any, Any, Any]:
     """Sensitivity (recall, ``tp / (tp + fn)``), specificity (``tn / (tn + fp)``) and support
@@ -181,6 +195,9 @@ def sensitivity_specificity_support(
         ``micro`` pools tp, fp, fn and tn over the classes; ``weighted`` weights by support.
     warn_for : collection of {"sensitivity", "specificity"}
         Which undefined ratios warn when ``zero_division="warn"``.
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight in tp, fp, fn (supports are then float weights); tn
+        is the number of samples less those, as imbalanced-learn 0.14 computes it.
     zero_division : {0.0, 1.0, nan, "warn"}
         Value of an undefined ratio (imbalanced-learn's behaviour is ``"warn"``).
 
@@ -201,8 +218,11 @@ def sensitivity_specificity_support(
     ([1.0, 0.5, 1.0], [1.0, 1.0, 0.6666666666666666], [1, 2, 1])
     """
     _check_average(average, (None, "binary", "micro", "macro", "weighted"))
+    xp, classes, tp, npred, ntrue = _per_class_counts(
+        y_true, y_pred, None if average == "binary" else labels, sample_weight=sample_weight
+    )
+    # tn = n - (fp + fn + tp), n the number of samples even with weights (imbalanced-learn's rule)
     n = _n_samples(y_true)
-    xp, classes, tp, npred, ntrue = _per_class_counts(y_true, y_pred, None if average == "binary" else labels)
     if average == "binary":
         i = _binary_index(xp, classes, pos_label, (npred + ntrue) > 0)
         if i < 0:
@@ -218,7 +238,7 @@ def sensitivity_specificity_support(
     spe = _divide(tn, tn + npred - tp, zd("specificity"), xp, "specificity")
     sen = _divide(tp, ntrue, zd("sensitivity"), xp, "sensitivity")
     if average is None:
-        return sen, spe, xp.astype(ntrue, xp.int64)
+        return sen, spe, (xp.astype(ntrue, xp.int64) if sample_weight is None else ntrue)
     host = to_numpy(xp.stack([sen, spe, ntrue]))  # one transfer of (3, C)
     w = np.ones_like(host[2])
     if average == "weighted":
@@ -236,6 +256,7 @@ def geometric_mean_score(
     labels: Any = None,
     pos_label: Any = 1,
     average: str | None = "multiclass",
+    sample_weight: Any = None,
     correction: float = 0.0,
 ) -> Any:
     """Geometric mean of per-class recalls (imbalanced-learn's ``geometric_mean_score``).
@@ -252,6 +273,8 @@ def geometric_mean_score(
         without true samples counting 0 (with an UndefinedMetricWarning). Otherwise
         ``sqrt(sensitivity * specificity)`` of :func:`sensitivity_specificity_support` with
         that average (an UndefinedMetricWarning where a specificity is 0/0).
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight.
     correction : float
         ``multiclass`` only: replaces a zero recall, so that one missed class does not zero
         the score.
@@ -280,12 +303,13 @@ def geometric_mean_score(
             pos_label=pos_label,
             average=average,
             warn_for=("specificity",),
+            sample_weight=sample_weight,
             zero_division="warn",
         )
         if average is None:
             return array_namespace(sen).sqrt(sen * spe)
         return math.sqrt(sen * spe)
-    xp, _, tp, _, ntrue = _per_class_counts(y_true, y_pred, labels)
+    xp, _, tp, _, ntrue = _per_class_counts(y_true, y_pred, labels, sample_weight=sample_weight)
     recall = _divide(tp, ntrue, "warn", xp, "recall")
     recall = xp.where(recall == 0, xp.full_like(recall, float(correction)), recall)
     zero = xp.any(recall == 0)

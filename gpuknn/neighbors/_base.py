@@ -43,6 +43,31 @@ __all__ = ["NeighborsBase", "KNeighborsMixin", "RadiusNeighborsMixin", "Neighbor
 _MODES = ("connectivity", "distance")
 
 
+def check_radius_value(radius: Any) -> float:
+    """``radius`` as a float ``>= 0``; ``math.inf`` (scikit-learn's ``np.inf``: every training
+    row is a neighbour) allowed, NaN and negatives refused by
+    :func:`~gpuknn.ops.radius.check_radius`."""
+    if not isinstance(radius, bool) and isinstance(radius, (int, float, np.floating, np.integer)):
+        if float(radius) == math.inf:
+            return math.inf
+    return check_radius(radius)
+
+
+def _fitted_rows(X: Any) -> Any:
+    """The training rows of ``X`` when X is a fitted neighbour estimator (gpuknn's or
+    scikit-learn's) or a scikit-learn ``KDTree`` / ``BallTree`` (scikit-learn's ``fit``
+    accepts those as X), else X itself."""
+    if isinstance(X, NeighborsBase):
+        check_is_fitted(X, "_fit_X")
+        return X._fit_X
+    module = type(X).__module__
+    if type(X).__name__ in ("KDTree", "BallTree") and module.startswith("sklearn."):
+        return np.asarray(X.data)
+    if module.startswith("sklearn.neighbors") and hasattr(X, "_fit_method"):  # a fitted scikit-learn estimator
+        return np.asarray(X._fit_X)
+    return X
+
+
 def check_mode(mode: Any) -> None:
     """``mode`` of a graph method: ``"connectivity"`` or ``"distance"``."""
     if mode not in _MODES:
@@ -137,6 +162,13 @@ class NeighborsBase(BaseEstimator):
         if self.working_memory is not None:
             check_working_memory(self.working_memory, np)
         self._check_params()
+        # Accepted for scikit-learn compatibility: the k-d tree is SciPy's (its own leaves),
+        # and the engine runs on the array library's threads.
+        check_int(getattr(self, "leaf_size", 30), name="leaf_size", low=1)
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs is not None:
+            check_int(n_jobs, name="n_jobs", low=None)
+        X = _fitted_rows(X)
         xp = array_namespace(X)
         # The one value check (finite, squares in range): its magnitude is kept for queries.
         X, self._fit_magnitude = validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
@@ -155,7 +187,9 @@ class NeighborsBase(BaseEstimator):
                     f"got shape {tuple(X.shape)}"
                 )
             check_precomputed(X)
-        self._fit_method = resolve_algorithm(self.algorithm, xp, self._metric, self.n_features_in_)
+        # "ball_tree" finds the same neighbours as "auto" (a k-d tree or brute force).
+        algorithm = "auto" if isinstance(self.algorithm, str) and self.algorithm == "ball_tree" else self.algorithm
+        self._fit_method = resolve_algorithm(algorithm, xp, self._metric, self.n_features_in_)
         self._build_index()
         return xp
 
@@ -358,8 +392,10 @@ class RadiusNeighborsMixin:
                 f"{type(self).__name__}'s radius methods do not accept dask arrays (fitted or queried): "
                 "use kneighbors / kneighbors_graph, or compute the arrays first"
             )
-        radius = check_radius(self.radius if radius is None else radius)
+        radius = check_radius_value(self.radius if radius is None else radius)
         train = X is None
+        if radius == math.inf:
+            return self._all_pairs(X, sort)
         X, xp, mag = self._query(X)
         if self._metric == "precomputed" and not train:
             check_precomputed(X)
@@ -373,7 +409,7 @@ class RadiusNeighborsMixin:
                 Xb = X[b0 : min(b0 + rows, n), :]
                 if tiny is not None:  # squares that underflow: the brute engine, scaled
                     r, c, d = radius_pairs(tiny.X[b0 : min(b0 + rows, n), :], tiny.ref, tiny.radius, budget=wm)
-                    d = tiny.distances(d, self.metric)
+                    d = tiny.distances(d, self._metric)
                 elif self._ref is not None:
                     r, c, d = radius_pairs(Xb, self._ref.reference, radius, budget=wm)
                 else:
@@ -390,6 +426,25 @@ class RadiusNeighborsMixin:
             counts = bincount(r, n)
             indptr = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(counts)])
             return indptr, c, d
+
+    def _all_pairs(self, X: Any, sort: bool) -> tuple[Any, Any, Any]:
+        """``radius=inf``: every training row (but the query's own with X=None), from the
+        exact k-neighbour search with k = all of them (no radius arithmetic with infinity)."""
+        train = X is None
+        k = self.n_samples_fit_ - train
+        if k == 0:  # one training row queried by itself: no neighbour
+            xp = array_namespace(self._fit_X)
+            dev = device_of(self._fit_X)
+            z = xp.zeros(0, dtype=xp.int64, device=dev)
+            return xp.zeros(2, dtype=xp.int64, device=dev), z, xp.zeros(0, dtype=self._fit_X.dtype, device=dev)
+        dist, idx = KNeighborsMixin.kneighbors(self, X, k)
+        xp, dev = array_namespace(idx), device_of(idx)
+        n = int(idx.shape[0])
+        if not sort:  # ascending training index, as the radius search lists them
+            o = xp.argsort(idx, axis=1)
+            idx, dist = xp.take_along_axis(idx, o, axis=1), xp.take_along_axis(dist, o, axis=1)
+        indptr = xp.arange(0, n * k + 1, k, dtype=xp.int64, device=dev)
+        return indptr, xp.reshape(idx, (-1,)), xp.reshape(dist, (-1,))
 
 
 class NeighborsClassifierMixin(ClassifierMixin):

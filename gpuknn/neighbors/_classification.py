@@ -6,19 +6,26 @@ and :mod:`gpuknn.ops.radius`, decided on the exact distances.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._backend import array_namespace, compat_numpy, device_of, from_numpy, to_numpy
-from ..base import check_query, uses_dask
-from ..errors import InvalidInputError
+from ..base import check_is_fitted, check_query, uses_dask
+from ..errors import InvalidInputError, InvalidInputTypeError
 from ..ops.limits import check_working_memory
-from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_votes, rescaled
+from ..ops.radius import radius_pairs_kdtree, radius_rows, radius_votes, rescaled
 from ..ops.votes import count_votes, exact_winner, predict_votes
-from ..ops.weights import check_weights, distance_weights
+from ..ops.weights import call_weights, check_weights, distance_weights
 from . import _dask
-from ._base import KNeighborsMixin, NeighborsBase, NeighborsClassifierMixin, RadiusNeighborsMixin
+from ._base import (
+    KNeighborsMixin,
+    NeighborsBase,
+    NeighborsClassifierMixin,
+    RadiusNeighborsMixin,
+    check_radius_value,
+)
 
 __all__ = ["KNeighborsClassifier", "RadiusNeighborsClassifier"]
 
@@ -29,18 +36,38 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
     Parameters
     ----------
     n_neighbors : int, default 5
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
-    weights : {"uniform", "distance"}
+    metric : str or callable, default "minkowski"
+        ``"minkowski"`` (with ``p``), the engine's metrics ``"euclidean"`` (``"l2"``),
+        ``"sqeuclidean"``, ``"cosine"``, ``"correlation"``, ``"inner"`` (a similarity), the difference metrics
+        ``"manhattan"`` (``"cityblock"``, ``"l1"``), ``"chebyshev"`` (``"infinity"``),
+        ``"canberra"``, ``"braycurtis"``, ``"hamming"``, ``"precomputed"`` (X holds
+        distances) or a callable on two host NumPy rows (see
+        :class:`~gpuknn.neighbors._base.NeighborsBase`).
+    p : float, default 2
+        Minkowski's p (``0 < p <= inf``; 1, 2, inf run manhattan, euclidean, chebyshev).
+    metric_params : dict, optional
+        Minkowski: ``{"p": ...}`` (``"w"`` is refused); a callable: its keyword arguments.
+    weights : {"uniform", "distance"}, callable or None
         ``"distance"`` weighs each neighbour by ``1/d``; a query with zero-distance
-        neighbours is decided by those alone (scikit-learn's rule).
-    algorithm : {"auto", "brute", "kd_tree"}
+        neighbours is decided by those alone (scikit-learn's rule). A callable gets the
+        (n_queries, k) distances as :meth:`kneighbors` returns them (the input's namespace)
+        and returns weights of that shape; a query whose weights are all zero is refused
+        (scikit-learn's rule). None = ``"uniform"``.
+    algorithm : {"auto", "brute", "kd_tree", "ball_tree"}
         ``"brute"``: the tiled GEMM engine (any namespace, any metric). ``"kd_tree"``:
         SciPy's ``cKDTree`` (NumPy input, euclidean/sqeuclidean only). ``"auto"``: kd_tree
         when the input is NumPy, the metric euclidean or sqeuclidean and ``d <= 15``, else
-        brute (see :mod:`gpuknn.ops.kdtree`). Both give the same neighbours and tie rule.
+        brute (see :mod:`gpuknn.ops.kdtree`). ``"ball_tree"`` (scikit-learn's name) runs as
+        ``"auto"``. All give the same neighbours and tie rule.
     working_memory : float, optional
         MiB for the distance tiles (see :func:`gpuknn.kneighbors`); with dask data, for
         each task (see :func:`gpuknn.distributed.kneighbors`).
+    leaf_size : int, default 30
+        Accepted for scikit-learn compatibility (checked ``>= 1``); SciPy's k-d tree
+        chooses its own leaves.
+    n_jobs : int, optional
+        Accepted for scikit-learn compatibility; the engine runs on the array library's
+        own threads (NumPy's BLAS, torch's intra-op pool, the GPU).
 
     Attributes
     ----------
@@ -76,21 +103,29 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         self,
         n_neighbors: int = 5,
         *,
-        metric: str = "euclidean",
-        weights: str = "uniform",
+        metric: Any = "minkowski",
+        p: float = 2,
+        metric_params: dict | None = None,
+        weights: Any = "uniform",
         algorithm: str = "auto",
         working_memory: float | None = None,
+        leaf_size: int = 30,
+        n_jobs: int | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.metric = metric
+        self.p = p
+        self.metric_params = metric_params
         self.weights = weights
         self.algorithm = algorithm
         self.working_memory = working_memory
+        self.leaf_size = leaf_size
+        self.n_jobs = n_jobs
 
     _accepts_dask = True  # dask X: gpuknn.neighbors._dask (see Notes)
 
     def _check_params(self) -> None:
-        check_weights(self.weights, self.metric, callable_ok=False)
+        check_weights(self.weights, self.metric, callable_ok=True)
 
     def fit(self, X: Any, y: Any) -> KNeighborsClassifier:
         """Store the training data (validated; a dask X stays lazy) and encode the labels."""
@@ -99,6 +134,33 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         self._check_n_neighbors()
         return self
 
+    def _votes_listed(self, X: Any, proba: bool) -> Any:
+        """Class indices (n,) or float vote totals (n, n_classes) from :meth:`kneighbors`'s
+        lists: X=None (each training row without itself) and callable weights."""
+        weights = "uniform" if self.weights is None else self.weights
+        if isinstance(weights, str) and weights == "uniform":
+            dist, idx = None, self.kneighbors(X, return_distance=False)
+        else:
+            dist, idx = self.kneighbors(X)
+        xp, dev = array_namespace(idx), device_of(idx)
+        labels = self._labels_of(idx, xp)
+        n_classes = int(self.classes_.shape[0])
+        if dist is None:
+            w = xp.ones(labels.shape, dtype=xp.float64, device=dev)
+        elif callable(weights):
+            w = call_weights(weights, dist, xp)
+        else:
+            w = distance_weights(xp.astype(dist, xp.float64), xp)
+        if bool(xp.any(xp.all(w == 0, axis=1))):
+            raise InvalidInputError(
+                "All neighbors of some sample is getting zero weights. Please modify 'weights' "
+                "to avoid this case if you are using a user-defined function."
+            )
+        onehot = labels[:, :, None] == xp.arange(n_classes, dtype=labels.dtype, device=dev)[None, None, :]
+        counts = xp.sum(xp.where(onehot, w[:, :, None], xp.zeros_like(w)[:, :, None]), axis=1)
+        # Equal totals: the first class (argmax's first maximum, scikit-learn's weighted_mode).
+        return counts if proba else xp.argmax(counts, axis=1)
+
     def _votes(self, X: Any, xp: Any, magnitude: float, proba: bool) -> Any:
         """Class indices (n,) or vote totals (n, n_classes) of validated X."""
         nb = self._neighbors(X, self.n_neighbors, magnitude)
@@ -106,8 +168,9 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         n_classes = int(self.classes_.shape[0])
         # The engine's own labels and distances: the votes' internal entries check nothing again.
         if proba:
-            return count_votes(labels, [self.n_neighbors], n_classes, nb.distances, self.weights, xp)[0, ...]
-        if self.weights == "uniform":
+            weights = "uniform" if self.weights is None else self.weights
+            return count_votes(labels, [self.n_neighbors], n_classes, nb.distances, weights, xp)[0, ...]
+        if self.weights in (None, "uniform"):
             return predict_votes(labels, [self.n_neighbors], n_classes, None, "uniform", xp)[0, :]
         va = nb.vote_args()  # exact decisions on the distances: their bounds and refinement
         ks, dist = [self.n_neighbors], va["distances"]
@@ -115,19 +178,30 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
             0, :
         ]
 
-    def predict(self, X: Any) -> Any:
+    def predict(self, X: Any = None) -> Any:
         """Predicted labels, shape (n_queries,).
 
         Distance-weighted votes are decided on the exact distances, even where the winner
         hinges on a difference below float rounding (:func:`gpuknn.votes_for_many_k`).
+        X=None: each training row's prediction without itself among its neighbours
+        (:meth:`kneighbors`' rule).
         """
+        if X is None or callable(self.weights):
+            check_is_fitted(self, "_fit_X")
+            return self._decode(self._votes_listed(X, proba=False))
         X, xp, mag = check_query(self, X, return_magnitude=True)
         if uses_dask(self, X):
             return _dask.predict(self, X)
         return self._decode(self._votes(X, xp, mag, proba=False))
 
-    def predict_proba(self, X: Any) -> Any:
-        """Vote shares per class, shape (n_queries, n_classes), columns in ``classes_`` order."""
+    def predict_proba(self, X: Any = None) -> Any:
+        """Vote shares per class, shape (n_queries, n_classes), columns in ``classes_`` order
+        (X=None: as in :meth:`predict`)."""
+        if X is None or callable(self.weights):
+            check_is_fitted(self, "_fit_X")
+            counts = self._votes_listed(X, proba=True)
+            xp = array_namespace(counts)
+            return counts / xp.sum(counts, axis=1, keepdims=True)
         X, xp, mag = check_query(self, X, return_magnitude=True)
         if uses_dask(self, X):
             return _dask.predict_proba(self, X)
@@ -143,22 +217,45 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
     ----------
     radius : float, default 1.0
         In the metric's units (``sqeuclidean``: squared distance; ``cosine`` and
-        ``correlation``: ``1 - similarity``). Points at distance ``<= radius`` vote.
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+        ``correlation``: ``1 - similarity``). Points at distance ``<= radius`` vote;
+        ``math.inf``: every training row.
+    metric : str or callable, default "minkowski"
+        ``"minkowski"`` (with ``p``), the engine's metrics ``"euclidean"`` (``"l2"``),
+        ``"sqeuclidean"``, ``"cosine"``, ``"correlation"``, the difference metrics
+        ``"manhattan"`` (``"cityblock"``, ``"l1"``), ``"chebyshev"`` (``"infinity"``),
+        ``"canberra"``, ``"braycurtis"``, ``"hamming"``, ``"precomputed"`` (X holds
+        distances) or a callable on two host NumPy rows (see
+        :class:`~gpuknn.neighbors._base.NeighborsBase`).
         ``"inner"`` is rejected: an inner product is not a distance.
-    weights : {"uniform", "distance"}
+    p : float, default 2
+        Minkowski's p (``0 < p <= inf``; 1, 2, inf run manhattan, euclidean, chebyshev).
+    metric_params : dict, optional
+        Minkowski: ``{"p": ...}`` (``"w"`` is refused); a callable: its keyword arguments.
+    weights : {"uniform", "distance"}, callable or None
+        A callable must work elementwise: it gets the 1-D distances of the (query,
+        neighbour) pairs in the input's namespace. None = ``"uniform"``.
     outlier_label : None, label or "most_frequent"
         What a query without any neighbour within the radius gets. ``None`` (default):
         :class:`InvalidInputError` naming those queries (scikit-learn raises too).
         ``"most_frequent"``: the most frequent training class (ties -> first in
         ``classes_``). A label not among the training classes is predicted as is and gives
         an all-zero row in :meth:`predict_proba`.
-    algorithm : {"auto", "brute", "kd_tree"}
+    algorithm : {"auto", "brute", "kd_tree", "ball_tree"}
         ``"brute"``: masked distance tiles (any namespace). ``"kd_tree"``: SciPy
         ``cKDTree.sparse_distance_matrix`` (NumPy, euclidean/sqeuclidean). ``"auto"``:
-        kd_tree when NumPy, euclidean family and ``d <= 15``.
+        kd_tree when NumPy, euclidean family and ``d <= 15``. ``"ball_tree"``: as ``"auto"``.
     working_memory : float, optional
         MiB for one block of distance tiles (brute).
+    leaf_size : int, default 30
+        Accepted for scikit-learn compatibility (checked ``>= 1``).
+    n_jobs : int, optional
+        Accepted for scikit-learn compatibility; the array library's threads do the work.
+
+    Warns
+    -----
+    UserWarning
+        When outliers are met and ``outlier_label`` is not a training class (their
+        probabilities are all zero), with scikit-learn's message.
 
     Notes
     -----
@@ -179,24 +276,32 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
         self,
         radius: float = 1.0,
         *,
-        metric: str = "euclidean",
+        metric: Any = "minkowski",
+        p: float = 2,
+        metric_params: dict | None = None,
         weights: str = "uniform",
         outlier_label: Any = None,
         algorithm: str = "auto",
         working_memory: float | None = None,
+        leaf_size: int = 30,
+        n_jobs: int | None = None,
     ):
         self.radius = radius
         self.metric = metric
+        self.p = p
+        self.metric_params = metric_params
         self.weights = weights
         self.outlier_label = outlier_label
         self.algorithm = algorithm
         self.working_memory = working_memory
+        self.leaf_size = leaf_size
+        self.n_jobs = n_jobs
 
     _needs_distance = True
 
     def _check_params(self) -> None:
-        check_weights(self.weights, self.metric, callable_ok=False)
-        check_radius(self.radius)
+        check_weights(self.weights, self.metric, callable_ok=True)
+        check_radius_value(self.radius)
 
     def fit(self, X: Any, y: Any) -> RadiusNeighborsClassifier:
         """Store the validated training data; resolve the outlier label."""
@@ -215,36 +320,65 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
         if isinstance(label, str) and label == "most_frequent":
             counts = np.bincount(to_numpy(self._y), minlength=classes.shape[0])
             return classes[int(np.argmax(counts))]
-        if np.ndim(label) != 0:
-            raise InvalidInputError(f"outlier_label must be a scalar, got {label!r}")
+        if np.ndim(label) != 0:  # TypeErrors as scikit-learn's
+            raise InvalidInputTypeError(f"outlier_label must be a scalar, got {label!r}")
         numeric_classes = classes.dtype.kind in "biuf"
         numeric_label = isinstance(label, (int, float, np.number)) and not isinstance(label, bool)
         if numeric_classes != numeric_label:
-            raise InvalidInputError(f"outlier_label {label!r} has a different type from the classes {classes[:5]!r}")
+            raise InvalidInputTypeError(
+                f"outlier_label {label!r} has a different type from the classes {classes[:5]!r}"
+            )
         return label
+
+    def _votes_listed(self, X: Any) -> tuple[Any, Any, Any]:
+        """:meth:`_votes` from :meth:`radius_neighbors`' pairs: X=None (each training row
+        without itself), callable weights and ``radius=inf``."""
+        indptr, cols, dist = self._radius_pairs(X, None, False)
+        xp, dev = array_namespace(cols), device_of(cols)
+        ptr = to_numpy(indptr)
+        n, n_classes = ptr.shape[0] - 1, int(self.classes_.shape[0])
+        members = np.diff(ptr)
+        rows = np.repeat(np.arange(n), members)
+        if self.weights in (None, "uniform"):
+            w = np.ones(rows.shape[0])
+        elif callable(self.weights):
+            w = to_numpy(call_weights(self.weights, dist, xp))
+        else:
+            w = distance_weights(np.asarray(to_numpy(dist), dtype=np.float64), compat_numpy, rows=rows, n_rows=n)
+        y = to_numpy(self._y)[to_numpy(cols)]
+        counts = np.bincount(rows * n_classes + y, weights=w, minlength=n * n_classes).reshape(n, n_classes)
+        winners = np.where(members > 0, np.argmax(counts, axis=1), -1).astype(np.int64)
+        counts = counts.astype(to_numpy(self._fit_X[:0, :]).dtype, copy=False)
+        return from_numpy(counts, xp, device=dev), from_numpy(winners, xp, device=dev), xp
 
     def _votes(self, X: Any) -> tuple[Any, Any, Any]:
         """Vote totals (n, n_classes), exact winners (n,; -1 for outliers) and the namespace."""
+        if X is None or callable(self.weights) or float(self.radius) == np.inf:
+            check_is_fitted(self, "_fit_X")
+            return self._votes_listed(X)
         X, xp, mag = check_query(self, X, return_magnitude=True)
         radius = float(self.radius)
-        tiny = rescaled(X, self._fit_X, self.metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
+        tiny = rescaled(X, self._fit_X, self._metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
         if self._fit_method == "kd_tree" and tiny is None:
             counts, winners = self._votes_kdtree(X, radius)
             return counts, winners, xp
         rows = radius_rows(X.shape[0], self.n_samples_fit_, check_working_memory(self.working_memory, xp))
+        weights = "uniform" if self.weights is None else self.weights
         if tiny is not None:  # squares that underflow: scaled (distance totals scaled back)
-            counts, winners = radius_votes(
-                tiny.X, tiny.ref, self._onehot, tiny.radius, self.weights, rows_per_block=rows
-            )
-            return (counts * tiny.scale if self.weights == "distance" else counts), winners, xp
-        counts, winners = radius_votes(X, self._ref.reference, self._onehot, radius, self.weights, rows_per_block=rows)
+            counts, winners = radius_votes(tiny.X, tiny.ref, self._onehot, tiny.radius, weights, rows_per_block=rows)
+            return (counts * tiny.scale if weights == "distance" else counts), winners, xp
+        counts, winners = radius_votes(X, self._ref.reference, self._onehot, radius, weights, rows_per_block=rows)
         return counts, winners, xp
 
     def _votes_kdtree(self, X: Any, radius: float) -> tuple[Any, Any]:
-        qi, rj, d = radius_pairs_kdtree(X, self._tree, radius, self.metric)
+        qi, rj, d = radius_pairs_kdtree(X, self._tree, radius, self._metric)
         n, n_classes = X.shape[0], int(self.classes_.shape[0])
         y = np.asarray(self._y)[rj]
-        w = np.ones_like(d) if self.weights == "uniform" else distance_weights(d, compat_numpy, rows=qi, n_rows=n)
+        w = (
+            np.ones_like(d)
+            if self.weights in (None, "uniform")
+            else distance_weights(d, compat_numpy, rows=qi, n_rows=n)
+        )
         counts = np.bincount(qi * n_classes + y, weights=w, minlength=n * n_classes).reshape(n, n_classes)
         members = np.bincount(qi, minlength=n)
         winners = np.where(members > 0, np.argmax(counts, axis=1), -1)
@@ -266,11 +400,20 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
                 f"no neighbours within radius={self.radius} for {rows.size} query row(s): {shown}; "
                 "use a larger radius, set outlier_label, or remove those samples"
             )
+        if self.outlier_label_ is not None and bool(xp.any(outlier)):
+            if not np.any(to_numpy(self.classes_) == self.outlier_label_):
+                warnings.warn(
+                    f"Outlier label {self.outlier_label_} is not in training classes. All class "
+                    "probabilities of outliers will be assigned with 0.",
+                    UserWarning,
+                    stacklevel=3,
+                )
         return outlier
 
-    def predict_proba(self, X: Any) -> Any:
+    def predict_proba(self, X: Any = None) -> Any:
         """Weighted vote shares, shape (n, n_classes); outliers: 1 at ``outlier_label_``
-        when it is a training class, else a row of zeros."""
+        when it is a training class, else a row of zeros. X=None: each training row
+        without itself among its neighbours."""
         counts, winners, xp = self._votes(X)
         outlier = self._outliers(winners, xp)
         if self.outlier_label_ is not None:
@@ -282,8 +425,9 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
         total = xp.sum(counts, axis=1, keepdims=True)
         return counts / xp.where(total > 0, total, xp.ones_like(total))
 
-    def predict(self, X: Any) -> Any:
-        """Predicted labels (n,); outliers get ``outlier_label_``."""
+    def predict(self, X: Any = None) -> Any:
+        """Predicted labels (n,); outliers get ``outlier_label_`` (X=None: as in
+        :meth:`predict_proba`)."""
         counts, winners, xp = self._votes(X)
         outlier = self._outliers(winners, xp)
         pred = self._decode(xp.where(outlier, xp.zeros_like(winners), winners))

@@ -45,7 +45,7 @@ def search(est: Any, X: Any, k: int, *, return_distance: bool = True, float64: b
         X = xp.astype(X, xp.float64)
     # working_memory passed as set (None: resolved once on the client, never per worker)
     return _dask_kneighbors(
-        X, est._fit_X, k, metric=est.metric, working_memory=est.working_memory, return_distance=return_distance
+        X, est._fit_X, k, metric=est._metric, working_memory=est.working_memory, return_distance=return_distance
     )
 
 

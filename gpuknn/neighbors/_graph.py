@@ -43,9 +43,15 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, K
         Minkowski's p (``0 < p <= inf``; 1, 2, inf run manhattan, euclidean, chebyshev).
     metric_params : dict, optional
         Minkowski: ``{"p": ...}`` (``"w"`` is refused); a callable: its keyword arguments.
-    algorithm : {"auto", "brute", "kd_tree"}
+    algorithm : {"auto", "brute", "kd_tree", "ball_tree"}
     working_memory : float, optional
         MiB for the search tiles (see :func:`gpuknn.kneighbors`).
+    leaf_size : int, default 30
+        Accepted for scikit-learn compatibility (checked ``>= 1``); SciPy's k-d tree
+        chooses its own leaves.
+    n_jobs : int, optional
+        Accepted for scikit-learn compatibility; the engine runs on the array library's
+        own threads (NumPy's BLAS, torch's intra-op pool, the GPU).
 
     Dask training data (``fit`` on a dask array) stays lazy; ``transform`` searches it with
     :func:`gpuknn.distributed.kneighbors` and returns the computed sparse graph (see
@@ -85,6 +91,8 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, K
         metric_params: dict | None = None,
         algorithm: str = "auto",
         working_memory: float | None = None,
+        leaf_size: int = 30,
+        n_jobs: int | None = None,
     ):
         self.mode = mode
         self.n_neighbors = n_neighbors
@@ -93,6 +101,8 @@ class KNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, K
         self.metric_params = metric_params
         self.algorithm = algorithm
         self.working_memory = working_memory
+        self.leaf_size = leaf_size
+        self.n_jobs = n_jobs
 
     def _check_params(self) -> None:
         check_int(self.n_neighbors, name="n_neighbors", low=1)

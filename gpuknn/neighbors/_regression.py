@@ -13,6 +13,7 @@ callable; ``y`` 1-D or 2-D (multi-output).
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -29,13 +30,13 @@ from .._backend import (
     to_numpy,
     validate_matrix,
 )
-from ..base import check_query, uses_dask
+from ..base import check_is_fitted, check_query, uses_dask
 from ..errors import EmptyNeighborhoodWarning, InvalidInputError
 from ..ops.limits import check_working_memory
-from ..ops.radius import check_radius, radius_pairs_kdtree, radius_rows, radius_tile, rescaled
+from ..ops.radius import radius_pairs_kdtree, radius_rows, radius_tile, rescaled
 from ..ops.weights import call_weights, check_weights, distance_weights, finish_mean, neighbour_mean
 from . import _dask
-from ._base import KNeighborsMixin, NeighborsBase, RadiusNeighborsMixin
+from ._base import KNeighborsMixin, NeighborsBase, RadiusNeighborsMixin, check_radius_value
 
 __all__ = ["KNeighborsRegressor", "RadiusNeighborsRegressor"]
 
@@ -97,12 +98,28 @@ class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
         ``"distance"``: ``1/d``; a query with zero-distance neighbours averages those alone.
         A callable gets the (n_queries, k) distances (as :meth:`kneighbors` returns them,
         in the input's namespace) and returns weights of that shape. None = uniform.
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
-    algorithm : {"auto", "brute", "kd_tree"}
+    metric : str or callable, default "minkowski"
+        ``"minkowski"`` (with ``p``), the engine's metrics ``"euclidean"`` (``"l2"``),
+        ``"sqeuclidean"``, ``"cosine"``, ``"correlation"``, ``"inner"`` (a similarity), the difference metrics
+        ``"manhattan"`` (``"cityblock"``, ``"l1"``), ``"chebyshev"`` (``"infinity"``),
+        ``"canberra"``, ``"braycurtis"``, ``"hamming"``, ``"precomputed"`` (X holds
+        distances) or a callable on two host NumPy rows (see
+        :class:`~gpuknn.neighbors._base.NeighborsBase`).
+    p : float, default 2
+        Minkowski's p (``0 < p <= inf``; 1, 2, inf run manhattan, euclidean, chebyshev).
+    metric_params : dict, optional
+        Minkowski: ``{"p": ...}`` (``"w"`` is refused); a callable: its keyword arguments.
+    algorithm : {"auto", "brute", "kd_tree", "ball_tree"}
         As :class:`~gpuknn.KNeighborsClassifier`'s; the same neighbours either way.
     working_memory : float, optional
         MiB for the distance tiles (see :func:`gpuknn.kneighbors`); with dask data, for
         each task (:func:`gpuknn.distributed.kneighbors`).
+    leaf_size : int, default 30
+        Accepted for scikit-learn compatibility (checked ``>= 1``); SciPy's k-d tree
+        chooses its own leaves.
+    n_jobs : int, optional
+        Accepted for scikit-learn compatibility; the engine runs on the array library's
+        own threads (NumPy's BLAS, torch's intra-op pool, the GPU).
 
     Attributes
     ----------
@@ -132,15 +149,23 @@ class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
         n_neighbors: int = 5,
         *,
         weights: Any = "uniform",
-        metric: str = "euclidean",
+        metric: Any = "minkowski",
+        p: float = 2,
+        metric_params: dict | None = None,
         algorithm: str = "auto",
         working_memory: float | None = None,
+        leaf_size: int = 30,
+        n_jobs: int | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.metric = metric
+        self.p = p
+        self.metric_params = metric_params
         self.algorithm = algorithm
         self.working_memory = working_memory
+        self.leaf_size = leaf_size
+        self.n_jobs = n_jobs
 
     _accepts_dask = True  # dask X: gpuknn.neighbors._dask (see Notes)
 
@@ -154,8 +179,20 @@ class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
         self._fit_targets(y)
         return self
 
-    def predict(self, X: Any) -> Any:
-        """Weighted mean target of each query's k neighbours: (n_queries,) or (n_queries, n_outputs)."""
+    def predict(self, X: Any = None) -> Any:
+        """Weighted mean target of each query's k neighbours: (n_queries,) or (n_queries, n_outputs).
+
+        X=None: each training row's prediction without itself among its neighbours
+        (:meth:`kneighbors`' rule)."""
+        if X is None:
+            check_is_fitted(self, "_fit_X")
+            k = self._check_n_neighbors(query_is_train=True)
+            dist, idx = self.kneighbors(None, k)
+            xp = array_namespace(idx)
+            Y = self._targets(xp)
+            Yn = xp.reshape(xp.take(Y, xp.reshape(idx, (-1,)), axis=0), (idx.shape[0], k, Y.shape[1]))
+            d = xp.astype(dist, xp.float64)
+            return neighbour_mean(Yn, d, self.weights, self._fit_X.dtype, self._y.dtype, self._y.ndim, xp)
         X, xp, mag = check_query(self, X, return_magnitude=True)
         k = self._check_n_neighbors(n_queries=int(X.shape[0]))
         if uses_dask(self, X):
@@ -180,14 +217,31 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
         A callable must work elementwise: it gets a block of distances in X's dtype, (rows,
         n_train) in the input's namespace (brute) or 1-D NumPy (kd_tree), of which only the
         entries within the radius are used.
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation"}
+    metric : str or callable, default "minkowski"
+        ``"minkowski"`` (with ``p``), the engine's metrics ``"euclidean"`` (``"l2"``),
+        ``"sqeuclidean"``, ``"cosine"``, ``"correlation"``, the difference metrics
+        ``"manhattan"`` (``"cityblock"``, ``"l1"``), ``"chebyshev"`` (``"infinity"``),
+        ``"canberra"``, ``"braycurtis"``, ``"hamming"``, ``"precomputed"`` (X holds
+        distances) or a callable on two host NumPy rows (see
+        :class:`~gpuknn.neighbors._base.NeighborsBase`).
         ``"inner"`` is rejected: an inner product is not a distance.
-    algorithm : {"auto", "brute", "kd_tree"}
+    p : float, default 2
+        Minkowski's p (``0 < p <= inf``; 1, 2, inf run manhattan, euclidean, chebyshev).
+    metric_params : dict, optional
+        Minkowski: ``{"p": ...}`` (``"w"`` is refused); a callable: its keyword arguments.
+    algorithm : {"auto", "brute", "kd_tree", "ball_tree"}
         ``"brute"``: masked distance tiles (any namespace). ``"kd_tree"``: SciPy ``cKDTree``
         (NumPy, euclidean family). ``"auto"``: kd_tree for NumPy, euclidean family, d <= 15.
+        ``"ball_tree"``: as ``"auto"``.
     working_memory : float, optional
         MiB for one block of queries: about ten float64 (rows, n_train) tiles. Default
         :func:`gpuknn._memory.default_working_memory`.
+    leaf_size : int, default 30
+        Accepted for scikit-learn compatibility (checked ``>= 1``); SciPy's k-d tree
+        chooses its own leaves.
+    n_jobs : int, optional
+        Accepted for scikit-learn compatibility; the engine runs on the array library's
+        own threads (NumPy's BLAS, torch's intra-op pool, the GPU).
 
     Attributes
     ----------
@@ -217,21 +271,29 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
         radius: float = 1.0,
         *,
         weights: Any = "uniform",
-        metric: str = "euclidean",
+        metric: Any = "minkowski",
+        p: float = 2,
+        metric_params: dict | None = None,
         algorithm: str = "auto",
         working_memory: float | None = None,
+        leaf_size: int = 30,
+        n_jobs: int | None = None,
     ):
         self.radius = radius
         self.weights = weights
         self.metric = metric
+        self.p = p
+        self.metric_params = metric_params
         self.algorithm = algorithm
         self.working_memory = working_memory
+        self.leaf_size = leaf_size
+        self.n_jobs = n_jobs
 
     _needs_distance = True
 
     def _check_params(self) -> None:
         check_weights(self.weights, self.metric, callable_ok=True)
-        check_radius(self.radius)
+        check_radius_value(self.radius)
 
     def fit(self, X: Any, y: Any) -> RadiusNeighborsRegressor:
         """Store the validated training rows X (n, d) and targets y (n,) or (n, n_outputs)."""
@@ -248,45 +310,66 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
         w = call_weights(self.weights, xp.astype(d, self._fit_X.dtype), xp)
         return w if member is None else xp.where(member, w, xp.zeros_like(w))  # non-members' values unused
 
-    def predict(self, X: Any) -> Any:
+    def predict(self, X: Any = None) -> Any:
         """Weighted mean target of each query's neighbours within the radius, (n_queries,) or
         (n_queries, n_outputs); NaN (and an :class:`EmptyNeighborhoodWarning`) for a query
-        without any."""
+        without any. X=None: each training row without itself among its neighbours."""
+        if X is None or float(self.radius) == math.inf:
+            check_is_fitted(self, "_fit_X")
+            return self._warn_empty(self._predict_listed(X))
         X, xp, mag = check_query(self, X, return_magnitude=True)
         Y = self._targets(xp)
         ones = xp.ones((Y.shape[0], 1), dtype=xp.float64, device=device_of(Y))
         Y1 = xp.concat([Y, ones], axis=1)  # one GEMM gives the weighted sums and the total weight
         radius = float(self.radius)
         rows = radius_rows(X.shape[0], self.n_samples_fit_, check_working_memory(self.working_memory, xp))
-        tiny = rescaled(X, self._fit_X, self.metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
+        tiny = rescaled(X, self._fit_X, self._metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
         parts = []
         for b0 in range(0, X.shape[0], rows):
             Xb = X[b0 : min(b0 + rows, X.shape[0]), :]
             if tiny is not None:  # squares that underflow: scaled, the weights of true distances
                 t = radius_tile(tiny.X[b0 : min(b0 + rows, X.shape[0]), :], tiny.ref, tiny.radius)
-                parts.append(self._weights(tiny.distances(t.dist, self.metric), xp, member=t.inside) @ Y1)
+                parts.append(self._weights(tiny.distances(t.dist, self._metric), xp, member=t.inside) @ Y1)
             elif self._fit_method == "kd_tree":
                 parts.append(self._sums_kdtree(Xb, to_numpy(Y1), radius))
             else:
                 t = radius_tile(Xb, self._ref.reference, radius)
                 parts.append(self._weights(t.dist, xp, member=t.inside) @ Y1)
         S = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-        pred = finish_mean(S[:, :-1], S[:, -1:], self._y.dtype, self._y.ndim, xp)
+        return self._warn_empty(finish_mean(S[:, :-1], S[:, -1:], self._y.dtype, self._y.ndim, xp))
+
+    def _predict_listed(self, X: Any) -> Any:
+        """:meth:`predict` from :meth:`radius_neighbors`' pairs (X=None, ``radius=inf``)."""
+        indptr, cols, dist = self._radius_pairs(X, None, False)
+        xp = array_namespace(cols)
+        ptr = to_numpy(indptr)
+        n = ptr.shape[0] - 1
+        rows = np.repeat(np.arange(n), np.diff(ptr))
+        w = to_numpy(self._weights(dist, xp, rows=from_numpy(rows, xp, device=device_of(cols)), n_rows=n))
+        Y1 = to_numpy(self._targets(xp))
+        Y1 = np.concatenate([Y1, np.ones((Y1.shape[0], 1))], axis=1)[to_numpy(cols)]
+        S = np.stack([np.bincount(rows, weights=w * Y1[:, j], minlength=n) for j in range(Y1.shape[1])], axis=1)
+        S = from_numpy(S.astype(np.float64), xp, device=device_of(cols))
+        return finish_mean(S[:, :-1], S[:, -1:], self._y.dtype, self._y.ndim, xp)
+
+    def _warn_empty(self, pred: Any) -> Any:
+        """``pred`` after an :class:`EmptyNeighborhoodWarning` naming its NaN rows, if any."""
+        xp = array_namespace(pred)
         empty = xp.isnan(pred) if pred.ndim == 1 else xp.any(xp.isnan(pred), axis=1)
         if bool(xp.any(empty)):
             bad = to_numpy(xp.nonzero(empty)[0])
             shown = ", ".join(str(int(r)) for r in bad[:10]) + (" ..." if bad.size > 10 else "")
             warnings.warn(
                 "One or more samples have no neighbors within specified radius; predicting NaN "
-                f"({bad.size} of {X.shape[0]} query rows, radius={self.radius}: {shown})",
+                f"({bad.size} of {pred.shape[0]} query rows, radius={self.radius}: {shown})",
                 EmptyNeighborhoodWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         return pred
 
     def _sums_kdtree(self, Xb: Any, Y1: np.ndarray, radius: float) -> np.ndarray:
         """Weighted target sums and total weights (rows, n_outputs + 1) from SciPy's tree."""
-        qi, rj, d = radius_pairs_kdtree(Xb, self._tree, radius, self.metric)
+        qi, rj, d = radius_pairs_kdtree(Xb, self._tree, radius, self._metric)
         n = Xb.shape[0]
         w = to_numpy(self._weights(d, compat_numpy, rows=qi, n_rows=n))
         # float64 always: NumPy's bincount of no pairs (no query with a neighbour) is int64

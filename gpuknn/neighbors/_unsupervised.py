@@ -14,8 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._backend import check_int
-from ..ops.radius import check_radius
-from ._base import KNeighborsMixin, NeighborsBase, RadiusNeighborsMixin
+from ._base import KNeighborsMixin, NeighborsBase, RadiusNeighborsMixin, check_radius_value
 
 __all__ = ["NearestNeighbors"]
 
@@ -31,7 +30,7 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
         Default k of :meth:`kneighbors` and :meth:`kneighbors_graph`.
     radius : float, default 1.0
         Default radius of :meth:`radius_neighbors` (metric units: ``sqeuclidean`` squared,
-        ``cosine``/``correlation`` ``1 - similarity``).
+        ``cosine``/``correlation`` ``1 - similarity``); ``math.inf``: every training row.
     metric : str or callable, default "minkowski"
         ``"minkowski"`` (with ``p``), the engine's metrics ``"euclidean"`` (``"l2"``),
         ``"sqeuclidean"``, ``"cosine"``, ``"correlation"``, the difference metrics
@@ -43,11 +42,18 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
         Minkowski's p (``0 < p <= inf``; 1, 2, inf run manhattan, euclidean, chebyshev).
     metric_params : dict, optional
         Minkowski: ``{"p": ...}`` (``"w"`` is refused); a callable: its keyword arguments.
-    algorithm : {"auto", "brute", "kd_tree"}
-        As in :class:`~gpuknn.KNeighborsClassifier`; same answers either way.
+    algorithm : {"auto", "brute", "kd_tree", "ball_tree"}
+        As in :class:`~gpuknn.KNeighborsClassifier` (``"ball_tree"`` runs as ``"auto"``);
+        same answers either way.
     working_memory : float, optional
         MiB for the search tiles (see :func:`gpuknn.kneighbors`); with dask data, for
         each task (:func:`gpuknn.distributed.kneighbors`).
+    leaf_size : int, default 30
+        Accepted for scikit-learn compatibility (checked ``>= 1``); SciPy's k-d tree
+        chooses its own leaves.
+    n_jobs : int, optional
+        Accepted for scikit-learn compatibility; the engine runs on the array library's
+        own threads (NumPy's BLAS, torch's intra-op pool, the GPU).
 
     Attributes
     ----------
@@ -96,6 +102,8 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
         metric_params: dict | None = None,
         algorithm: str = "auto",
         working_memory: float | None = None,
+        leaf_size: int = 30,
+        n_jobs: int | None = None,
     ):
         self.n_neighbors = n_neighbors
         self.radius = radius
@@ -104,16 +112,20 @@ class NearestNeighbors(KNeighborsMixin, RadiusNeighborsMixin, NeighborsBase):
         self.metric_params = metric_params
         self.algorithm = algorithm
         self.working_memory = working_memory
+        self.leaf_size = leaf_size
+        self.n_jobs = n_jobs
 
     _accepts_dask = True  # dask X: gpuknn.neighbors._dask (see Notes)
     _needs_distance = True
 
     def _check_params(self) -> None:
         check_int(self.n_neighbors, name="n_neighbors", low=1)
-        check_radius(self.radius)
+        check_radius_value(self.radius)
 
     def fit(self, X: Any, y: Any = None) -> NearestNeighbors:
         """Store the validated training rows ``X`` (n_samples, n_features); ``y`` is ignored.
+        X may also be a fitted gpuknn neighbour estimator, or scikit-learn's ``KDTree`` /
+        ``BallTree``: their training rows are used (scikit-learn's rule).
 
         Builds the search structure once: the prepared rows of the brute-force engine, or a
         k-d tree (``algorithm`` resolved as in :class:`~gpuknn.KNeighborsClassifier`).

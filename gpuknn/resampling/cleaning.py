@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, check_int, device_of, from_numpy, to_numpy
+from ..base import BaseEstimator, clone
 from ..errors import InvalidInputError
+from ..neighbors import KNeighborsClassifier
 from ..ops.votes import vote_counts
 from ._base import BaseSampler, Labels, fitted, gather, neighbors_param, self_neighbors
 
@@ -249,7 +251,13 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
     Parameters
     ----------
     sampling_strategy : str or list, default "auto"
-    n_neighbors : int, default 3
+    edited_nearest_neighbours : sampler, optional
+        Step 1's sampler instead of the default (imbalanced-learn 0.14's parameter): cloned
+        and run on (X, y) with its own options (an imbalanced-learn one on host copies).
+    n_neighbors : int or NearestNeighbors-like object, default 3
+        An object (scikit-learn's or gpuknn's ``NearestNeighbors``) counts the sample itself,
+        as imbalanced-learn's: k = its ``n_neighbors - 1``; it runs step 1's search (it is
+        handed to the edited-nearest-neighbours step), the engine step 2's.
     threshold_cleaning : float > 0, default 0.5
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
@@ -261,6 +269,11 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
     ----------
     sample_indices_ : int64 array (m,), ascending — identical to imbalanced-learn's.
     classes_to_clean_ : list of labels
+    nn_ : gpuknn.KNeighborsClassifier
+        ``n_neighbors=k``, fitted on (X, y): the classifier of step 2 (imbalanced-learn's).
+    edited_nearest_neighbours_ : EditedNearestNeighbours
+        Step 1's sampler (by default ``kind_sel="mode"``, the same strategy and
+        ``n_neighbors``), fitted.
 
     Notes
     -----
@@ -279,6 +292,7 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
         self,
         *,
         sampling_strategy: Any = "auto",
+        edited_nearest_neighbours: Any = None,
         n_neighbors: int = 3,
         threshold_cleaning: float = 0.5,
         metric: str = "euclidean",
@@ -286,20 +300,50 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
         n_jobs: int | None = None,
     ):
         self.sampling_strategy = sampling_strategy
+        self.edited_nearest_neighbours = edited_nearest_neighbours
         self.n_neighbors = n_neighbors
         self.threshold_cleaning = threshold_cleaning
         self.metric = metric
         self.working_memory = working_memory
         self.n_jobs = n_jobs
 
+    def _edit(self, X: Any, lab: Labels, xp: Any, opts: dict) -> Any:
+        """Step 1's sampler, fitted: a clone of ``edited_nearest_neighbours`` run on (X, y)
+        (scikit-learn-style samplers on host copies), or by default an
+        ``EditedNearestNeighbours(kind_sel="mode")`` on this sampler's classes."""
+        given = self.edited_nearest_neighbours
+        if given is not None:
+            if not callable(getattr(given, "fit_resample", None)):
+                raise InvalidInputError(
+                    f"edited_nearest_neighbours must be None or a sampler with fit_resample, got {given!r}"
+                )
+            enn = clone(given)
+            ours = isinstance(enn, BaseEstimator)
+            enn.fit_resample(X if ours else to_numpy(X), lab.classes[lab.codes])
+            return enn
+        enn = EditedNearestNeighbours(
+            sampling_strategy=self.sampling_strategy,
+            n_neighbors=self.n_neighbors,
+            kind_sel="mode",
+            n_jobs=self.n_jobs,
+            **opts,
+        )
+        # the classes of this sampler's strategy, resolved once
+        enn._strategy, enn.sampling_strategy_ = self._strategy, dict(self.sampling_strategy_)
+        enn.n_features_in_ = int(X.shape[1])
+        enn.sample_indices_ = enn._resample(X, lab, xp)
+        return enn
+
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
-        k = _check_k(self.n_neighbors)
+        k = neighbors_param(self.n_neighbors, "n_neighbors")[0]
         t = float(self.threshold_cleaning)
         if not t > 0.0:
             raise InvalidInputError(f"threshold_cleaning must be > 0, got {t}")
         opts = dict(metric=self.metric, working_memory=self.working_memory)
         n_cls = lab.classes.shape[0]
-        removed = ~enn_keep(X, lab.codes, self._clean_mask(lab), n_cls, n_neighbors=k, kind_sel="mode", **opts)
+        self.edited_nearest_neighbours_ = enn = self._edit(X, lab, xp, opts)
+        removed = np.ones(lab.codes.shape[0], dtype=bool)
+        removed[enn.sample_indices_] = False
         c_min = lab.minority_first_seen
         to_clean = self._clean_mask(lab) & (lab.counts > lab.counts[c_min] * t)
         self.classes_to_clean_ = [lab.label(c) for c in np.flatnonzero(to_clean)]
@@ -313,4 +357,5 @@ class NeighbourhoodCleaningRule(_NeighbourCleaner):
         wrong = to_numpy(pred != own).astype(bool)
         a2 = np.unique(to_numpy(nb)[wrong].reshape(-1))
         removed[a2[to_clean[lab.codes[a2]]]] = True
+        self.nn_ = KNeighborsClassifier(n_neighbors=k, n_jobs=self.n_jobs, **opts).fit(X, lab.classes[lab.codes])
         return np.flatnonzero(~removed).astype(np.int64)

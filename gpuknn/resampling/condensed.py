@@ -18,9 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
+from ..base import BaseEstimator
 from ..errors import InvalidInputError
+from ..neighbors import KNeighborsClassifier
 from ..ops.kneighbors import kneighbors
 from ..ops.votes import votes_for_many_k
 from ._base import BaseSampler, Labels, gather
@@ -42,10 +45,48 @@ def _vote(labels: Any, k: int, n_classes: int) -> np.ndarray:
     return to_numpy(votes_for_many_k(labels, [k], n_classes=n_classes)[0, ...]).astype(np.int64)
 
 
+_SEARCH_METRICS = ("euclidean", "sqeuclidean", "cosine", "correlation")
+
+
 class _SeededCondenser(BaseSampler):
-    """Shared seeding: per resampled class, ``n_seeds_S`` members drawn without replacement."""
+    """Shared seeding: per resampled class, ``n_seeds_S`` members drawn without replacement;
+    the ``n_neighbors`` classifier (int or object) and the fitted ``estimators_``."""
 
     _sampling_type = "clean-sampling"
+
+    def _classifier(self) -> tuple[int, str, Any]:
+        """``(k, metric, template)`` of ``n_neighbors``: None or an int k gives gpuknn's
+        ``KNeighborsClassifier(k)`` with the sampler's ``metric``; a k-neighbours classifier
+        object (scikit-learn's or gpuknn's, uniform weights) is cloned and gives k and its
+        metric (scikit-learn's ``minkowski`` with p=2: euclidean), as imbalanced-learn's
+        ``n_neighbors`` does. The votes run on the engine either way."""
+        value = 1 if self.n_neighbors is None else self.n_neighbors
+        if not hasattr(value, "get_params"):
+            k = _positive_int(value, "n_neighbors")
+            opts = dict(metric=self.metric, working_memory=self.working_memory, n_jobs=self.n_jobs)
+            return k, self.metric, KNeighborsClassifier(n_neighbors=k, **opts)
+        if not all(callable(getattr(value, m, None)) for m in ("fit", "predict", "kneighbors")):
+            raise InvalidInputError(f"n_neighbors must be None, an int >= 1 or a KNeighborsClassifier, got {value!r}")
+        p = value.get_params()
+        k = check_int(p.get("n_neighbors"), name="n_neighbors.n_neighbors", low=1)
+        if p.get("weights", "uniform") not in ("uniform", None):
+            raise InvalidInputError(f"n_neighbors={value!r}: only uniform weights are supported")
+        metric = p.get("metric", "euclidean")
+        if not isinstance(value, BaseEstimator) and metric == "minkowski":
+            metric = "euclidean" if p.get("p", 2) == 2 and not p.get("metric_params") else None
+        if metric not in _SEARCH_METRICS:
+            raise InvalidInputError(
+                f"n_neighbors={value!r}: its metric is not one of gpuknn's {_SEARCH_METRICS} (or minkowski, p=2)"
+            )
+        return k, metric, clone(value)
+
+    def _fit_estimator(self, template: Any, X: Any, lab: Labels, rows: np.ndarray, xp: Any) -> Any:
+        """A clone of ``template`` fitted on the rows ``rows`` and their labels (scikit-learn's
+        estimators on host copies), for ``estimators_``."""
+        Xc = xp.take(X, from_numpy(np.asarray(rows, dtype=np.int64), xp, device=device_of(X)), axis=0)
+        yc = lab.classes[lab.codes[rows]]
+        est = clone(template)
+        return est.fit(Xc, yc) if isinstance(est, BaseEstimator) else est.fit(to_numpy(Xc), yc)
 
     def _seeds(self, lab: Labels) -> dict[int, np.ndarray]:
         rng = np.random.default_rng(self.random_state)
@@ -75,7 +116,10 @@ class CondensedNearestNeighbour(_SeededCondenser):
     sampling_strategy : str or list, default "auto"
         Classes to condense (``"auto"`` = all but the minority); others are kept whole.
     random_state : int, Generator or None
-    n_neighbors : int or None, default None (= 1)
+    n_neighbors : int, KNeighborsClassifier or None, default None (= 1)
+        A k-neighbours classifier object (scikit-learn's or gpuknn's, uniform weights; its
+        metric euclidean-family, cosine or correlation) gives k and the metric of the votes,
+        and is cloned into ``estimators_``, as imbalanced-learn's.
     n_seeds_S : int, default 1
     max_passes : int or None, default 1
         imbalanced-learn makes **one pass**. Hart's original repeats passes over the
@@ -92,6 +136,9 @@ class CondensedNearestNeighbour(_SeededCondenser):
     ----------
     sample_indices_ : int64 array (m,), grouped by class (sorted labels).
     seed_indices_ : dict ``{label: int64 array}`` of the drawn seeds.
+    estimators_ : list of KNeighborsClassifier
+        One per resampled class (sorted labels), fitted on its final store (minority samples,
+        seeds, additions), as imbalanced-learn's; gpuknn's for an int ``n_neighbors``.
 
     Notes
     -----
@@ -138,7 +185,8 @@ class CondensedNearestNeighbour(_SeededCondenser):
         self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
-        k = _positive_int(self.n_neighbors, "n_neighbors", default=1)
+        k, self._search_metric, template = self._classifier()
+        self.estimators_ = []
         passes = None if self.max_passes is None else _positive_int(self.max_passes, "max_passes")
         block = _positive_int(self.block_size, "block_size")
         seeds = self._seeds(lab)
@@ -152,6 +200,8 @@ class CondensedNearestNeighbour(_SeededCondenser):
                 continue
             store = list(np.flatnonzero(lab.codes == c_min)) + list(seeds[c])
             added = self._condense(X, y, members, store, c, k, passes, block, lab.classes.shape[0], xp)
+            # imbalanced-learn's estimator of the class: fitted on the final store
+            self.estimators_.append(self._fit_estimator(template, X, lab, np.asarray(store), xp))
             parts.append(np.concatenate([seeds[c], np.asarray(added, dtype=np.int64)]))
         return np.concatenate(parts).astype(np.int64)
 
@@ -176,8 +226,8 @@ class CondensedNearestNeighbour(_SeededCondenser):
     def _scan_block(self, X, y, cand, store, c, k, n_cls, xp):
         """Yield, in order, the candidates of one block that the growing store misclassifies."""
         dev = device_of(X)
-        opts = dict(metric=self.metric, working_memory=self.working_memory)
-        sign = -1.0 if self.metric == "inner" else 1.0  # "inner": larger = closer
+        opts = dict(metric=self._search_metric, working_memory=self.working_memory)
+        sign = -1.0 if self._search_metric == "inner" else 1.0  # "inner": larger = closer
         store_x = from_numpy(np.asarray(store, dtype=np.int64), xp, device=dev)
         kk = min(k, len(store))
         Xr = xp.take(X, from_numpy(cand, xp, device=dev), axis=0)
@@ -223,7 +273,10 @@ class OneSidedSelection(_SeededCondenser):
     ----------
     sampling_strategy : str or list, default "auto"
     random_state : int, Generator or None
-    n_neighbors : int or None, default None (= 1)
+    n_neighbors : int, KNeighborsClassifier or None, default None (= 1)
+        A k-neighbours classifier object (scikit-learn's or gpuknn's, uniform weights; its
+        metric euclidean-family, cosine or correlation) gives k and the metric of the votes,
+        and is cloned into ``estimators_``, as imbalanced-learn's.
     n_seeds_S : int, default 1
     metric, working_memory
         Passed to :func:`gpuknn.kneighbors` (``working_memory`` in MiB).
@@ -237,6 +290,9 @@ class OneSidedSelection(_SeededCondenser):
         imbalanced-learn's order: class by class (sorted labels), seeds first, then the
         misclassified members ascending; minus the Tomek-link members.
     seed_indices_ : dict ``{label: int64 array}``
+    estimators_ : list of KNeighborsClassifier
+        One per resampled class (sorted labels), fitted on its minority samples and seeds,
+        as imbalanced-learn's; gpuknn's for an int ``n_neighbors``.
 
     Notes
     -----
@@ -273,7 +329,8 @@ class OneSidedSelection(_SeededCondenser):
         self.n_jobs = n_jobs
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> np.ndarray:
-        k = _positive_int(self.n_neighbors, "n_neighbors", default=1)
+        k, metric, template = self._classifier()
+        self.estimators_ = []
         seeds = self._seeds(lab)
         dev = device_of(X)
         opts = dict(metric=self.metric, working_memory=self.working_memory)
@@ -285,12 +342,20 @@ class OneSidedSelection(_SeededCondenser):
                 parts.append(members)
                 continue
             store = np.concatenate([minority, seeds[c]])
+            self.estimators_.append(self._fit_estimator(template, X, lab, store, xp))
             rest = members[~np.isin(members, seeds[c])]
             kept = seeds[c]
             if rest.size:
                 take = lambda idx: xp.take(X, from_numpy(idx, xp, device=dev), axis=0)  # noqa: E731
                 kk = min(k, store.shape[0])
-                nbr = kneighbors(take(rest), take(store), kk, return_distance=False, **opts)
+                nbr = kneighbors(
+                    take(rest),
+                    take(store),
+                    kk,
+                    return_distance=False,
+                    metric=metric,
+                    working_memory=self.working_memory,
+                )
                 L = from_numpy(lab.codes[store], xp, device=dev)
                 pred = _vote(gather(L, nbr), kk, lab.classes.shape[0])
                 kept = np.concatenate([kept, rest[pred != c]])
