@@ -1,0 +1,26 @@
+"""Rule learning on the array engine: items, coverage by matrix products, rule measures,
+class association rules (Apriori), ROCCER rule selection and exception rules.
+
+See docs/rules.md.
+"""
+
+from __future__ import annotations
+
+from ._apriori import RuleSet, antecedent_matrix, class_association_rules, frequent_itemsets
+from ._coverage import class_counts, rule_counts, rule_matches
+from ._items import ItemEncoder
+from ._measures import MEASURES, laplace, rule_measures
+
+__all__ = [
+    "MEASURES",
+    "ItemEncoder",
+    "RuleSet",
+    "antecedent_matrix",
+    "class_association_rules",
+    "class_counts",
+    "frequent_itemsets",
+    "laplace",
+    "rule_counts",
+    "rule_matches",
+    "rule_measures",
+]
