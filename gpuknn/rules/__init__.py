@@ -10,17 +10,21 @@ from ._apriori import RuleSet, antecedent_matrix, class_association_rules, frequ
 from ._coverage import class_counts, rule_counts, rule_matches
 from ._items import ItemEncoder
 from ._measures import MEASURES, laplace, rule_measures
+from ._roccer import ROCCERClassifier, first_match, roccer_select
 
 __all__ = [
     "MEASURES",
     "ItemEncoder",
+    "ROCCERClassifier",
     "RuleSet",
     "antecedent_matrix",
     "class_association_rules",
     "class_counts",
+    "first_match",
     "frequent_itemsets",
     "laplace",
     "rule_counts",
     "rule_matches",
+    "roccer_select",
     "rule_measures",
 ]

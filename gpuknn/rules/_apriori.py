@@ -258,7 +258,7 @@ def class_association_rules(
     >>> B = np.array([[1, 0], [1, 0], [0, 1], [1, 1]], dtype=bool)
     >>> rules = class_association_rules(B, np.array([1, 1, 0, 0]), min_support=0.25, min_confidence=0.6)
     >>> rules.antecedents, rules.target.tolist(), rules.confidence.round(3).tolist()
-    ([(0,), (1,)], [1, 0], [0.667, 1.0])
+    ([(0,), (1,), (0, 1)], [1, 0, 0], [0.667, 1.0, 1.0])
     """
     xp = array_namespace(B)
     B = check_items(B, xp)

@@ -16,7 +16,7 @@ from sklearn.base import TransformerMixin
 
 from .._backend import array_namespace, check_namespace, device_of, from_numpy, to_numpy
 from ..base import BaseEstimator, check_is_fitted
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, InvalidInputTypeError
 
 __all__ = ["ItemEncoder"]
 
@@ -55,11 +55,46 @@ def _host_columns(X: Any) -> tuple[list[np.ndarray], list[str]]:
         a = np.asarray(X)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"X cannot be read as a table: {exc}") from None
-    if a.ndim != 2:
-        raise InvalidInputError(f"X must be 2-D, got shape {a.shape}")
+    check_2d(a)
     if a.dtype.kind == "c":
         raise InvalidInputError(f"Complex data not supported: X has dtype {a.dtype}")
-    return [a[:, j] for j in range(a.shape[1])], [f"x{j}" for j in range(a.shape[1])]
+    return [_numeric_if_numbers(a[:, j]) for j in range(a.shape[1])], [f"x{j}" for j in range(a.shape[1])]
+
+
+def check_2d(X: Any) -> None:
+    """scikit-learn's messages for a table that is not 2-D or is empty."""
+    shape = tuple(X.shape)
+    if len(shape) != 2:
+        hint = ""
+        if len(shape) == 1:
+            hint = (
+                "; Reshape your data either using X.reshape(-1, 1) if it has a single feature "
+                "or X.reshape(1, -1) if it is a single sample"
+            )
+        raise InvalidInputError(f"X must be 2-D, got shape {shape}{hint}")
+    for size, what in ((shape[0], "sample(s)"), (shape[1], "feature(s)")):
+        if size == 0:
+            raise InvalidInputError(
+                f"X is empty: X has 0 {what} (shape={shape}) while a minimum of 1 is required."
+            )
+
+
+def _numeric_if_numbers(c: np.ndarray) -> np.ndarray:
+    """An object column of numbers (and missing values) as float64; others as they are.
+
+    Raises :class:`InvalidInputTypeError` for a value that is neither a string nor a number
+    (a dict, a list): no item could name it."""
+    if c.dtype.kind != "O":
+        return c
+    numbers = True
+    for v in c:
+        if isinstance(v, str):
+            numbers = False
+        elif not (_is_missing(v) or isinstance(v, (int, float, np.number, np.bool_))):
+            raise InvalidInputTypeError(
+                f"X holds a value of type {type(v).__name__} ({v!r}); each argument must be a string or a number"
+            )
+    return c.astype(np.float64) if numbers else c
 
 
 def _is_missing(v: Any) -> bool:
@@ -176,16 +211,14 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
         device_input = _is_device_array(X)
         if device_input:
             xp = array_namespace(X)
-            if X.ndim != 2:
-                raise InvalidInputError(f"X must be 2-D, got shape {tuple(X.shape)}")
+            check_2d(X)
             names = [f"x{j}" for j in range(X.shape[1])]
             n_rows, n_cols = int(X.shape[0]), int(X.shape[1])
         else:
             X = list(X) if isinstance(X, (tuple,)) else X
             cols, names = _host_columns(X)
             n_rows, n_cols = (len(cols[0]) if cols else 0), len(cols)
-        if n_rows == 0 or n_cols == 0:
-            raise InvalidInputError(f"X is empty: shape ({n_rows}, {n_cols}); at least one row and column needed")
+        check_2d(np.empty((n_rows, n_cols), dtype=bool))
         self._bookkeeping(X if hasattr(X, "columns") or device_input else np.asarray(X, dtype=object), reset=True)
         given = self._nominal_set(names, n_cols)
         items, attr, kind, lo, hi, val = [], [], [], [], [], []
@@ -270,8 +303,7 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
         if device_input:
             xp = array_namespace(X)
             dev = device_of(X)
-            if X.ndim != 2:
-                raise InvalidInputError(f"X must be 2-D, got shape {tuple(X.shape)}")
+            check_2d(X)
             if (self._kind == _STRING).any():
                 raise InvalidInputError(
                     f"X is a {type(X).__name__}, but this ItemEncoder was fitted on string columns; "
@@ -329,6 +361,7 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
         tags.input_tags.allow_nan = True  # a missing value sets no item of its attribute
         tags.input_tags.categorical = True
         tags.input_tags.string = True
+        tags.transformer_tags.preserves_dtype = []  # the output is a boolean item matrix
         return tags
 
 
