@@ -50,7 +50,7 @@ def _host_columns(X: Any) -> tuple[list[np.ndarray], list[str]]:
                 cols.append(s.to_numpy(dtype=object))
         return cols, [str(c) for c in X.columns]
     if hasattr(X, "tocsr"):
-        raise InvalidInputError("X is a sparse matrix; ItemEncoder needs a dense table (X.toarray())")
+        raise InvalidInputError("X is a sparse matrix; sparse input is not supported: pass a dense table (X.toarray())")
     try:
         a = np.asarray(X)
     except (TypeError, ValueError) as exc:

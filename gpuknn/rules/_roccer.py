@@ -37,19 +37,32 @@ def first_match(M: Any, xp: Any) -> Any:
     return xp.argmax(xp.concat([xp.astype(M, xp.int8), ones], axis=1), axis=1)
 
 
-def _segments(M: Any, lst: list, pos: Any, xp: Any, dtype: Any) -> tuple[np.ndarray, np.ndarray, Any]:
-    """``(tp, fp, f)`` of rule list ``lst`` (columns of candidate matches ``M``): each rule's
-    counts on the rows no earlier rule covers, the default rule last, and each row's first rule."""
-    n = int(M.shape[0])
-    dev = device_of(M)
+def _contiguous(a: Any) -> Any:
+    """``a`` laid out row-major (a transpose is a view in NumPy and torch)."""
+    if hasattr(a, "contiguous"):  # torch
+        return a.contiguous()
+    if hasattr(a, "flags") and not a.flags["C_CONTIGUOUS"]:  # NumPy, CuPy
+        return a.copy()
+    return a
+
+
+def _segments(R: Any, lst: list, pos: Any, xp: Any, dtype: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+    """``(tp, fp, f)`` of rule list ``lst`` (rows of the candidates' transposed matches ``R``,
+    (n_candidates, n_rows)): each rule's counts on the rows no earlier rule covers, the
+    default rule last, and each row's first rule."""
+    n = int(R.shape[1])
+    dev = device_of(R)
     L = len(lst)
     if L:
-        f = first_match(xp.take(M, from_numpy(np.asarray(lst, dtype=np.int64), xp, device=dev), axis=1), xp)
+        sel = xp.take(R, from_numpy(np.asarray(lst, dtype=np.int64), xp, device=dev), axis=0)
+        k = xp.arange(L, dtype=xp.int64, device=dev)[:, None]
+        # the first covering rule: a min down the columns (L if none), row-major friendly
+        f = xp.min(xp.where(sel, k, xp.full_like(k, L)), axis=0)
     else:
         f = xp.zeros(n, dtype=xp.int64, device=dev)
-    onehot = xp.astype(f[:, None] == xp.arange(L + 1, dtype=f.dtype, device=dev)[None, :], dtype)
+    onehot = xp.astype(f[None, :] == xp.arange(L + 1, dtype=f.dtype, device=dev)[:, None], dtype)
     lab = xp.stack([xp.astype(pos, dtype), xp.astype(~pos, dtype)], axis=1)
-    c = to_numpy(xp.astype(onehot.T @ lab, xp.int64))
+    c = to_numpy(xp.astype(onehot @ lab, xp.int64))
     return c[:, 0], c[:, 1], f
 
 
@@ -91,16 +104,21 @@ def roccer_select(M: Any, pos: Any, xp: Any, *, block: int = 64) -> tuple[list, 
     dtype = exact_float(xp, n)
     n_cand = int(M.shape[1])
     lst: list[int] = []
-    tp, fp, f = _segments(M, lst, pos, xp, dtype)
+    # Candidates as rows, converted once: each block is a slice of rows, the list's rules a
+    # gather of rows, and both read memory in order.
+    R = _contiguous(M.T)
+    MT = xp.astype(R, dtype)
+    tp, fp, f = _segments(R, lst, pos, xp, dtype)
     posf, negf = xp.astype(pos, dtype), xp.astype(~pos, dtype)
-    start, size = 0, block
+    start, size, W = 0, block, None
     while start < n_cand:
         stop = min(n_cand, start + size)
         L = len(lst)
-        U = xp.astype(f[:, None] >= xp.arange(L + 1, dtype=f.dtype, device=dev)[None, :], dtype)
-        Mb = xp.astype(M[:, start:stop], dtype)
-        tpc = to_numpy(xp.astype(Mb.T @ (U * posf[:, None]), xp.int64))  # (b, L+1)
-        fpc = to_numpy(xp.astype(Mb.T @ (U * negf[:, None]), xp.int64))
+        if W is None:  # the list changed: [U ∘ pos | U ∘ ¬pos], U[i, j] = first_rule(i) >= j
+            U = xp.astype(f[:, None] >= xp.arange(L + 1, dtype=f.dtype, device=dev)[None, :], dtype)
+            W = xp.concat([U * posf[:, None], U * negf[:, None]], axis=1)
+        counts = to_numpy(xp.astype(MT[start:stop, :] @ W, xp.int64))  # (b, 2 (L+1))
+        tpc, fpc = counts[:, : L + 1], counts[:, L + 1 :]
         above = (tpc * fp[None, :] > tp[None, :] * fpc) & (tpc > 0)
         hit = np.flatnonzero(above.any(axis=1))
         if hit.size == 0:
@@ -111,7 +129,7 @@ def roccer_select(M: Any, pos: Any, xp: Any, *, block: int = 64) -> tuple[list, 
         new = start + c
         lst.insert(j, new)
         while True:  # remove what the insertion made concave (or empty)
-            tp, fp, f = _segments(M, lst, pos, xp, dtype)
+            tp, fp, f = _segments(R, lst, pos, xp, dtype)
             empty = [k for k in range(len(lst)) if tp[k] + fp[k] == 0]
             if empty:
                 for k in reversed(empty):
@@ -127,12 +145,16 @@ def roccer_select(M: Any, pos: Any, xp: Any, *, block: int = 64) -> tuple[list, 
                 del lst[k + 1]
             else:
                 del lst[k]
-        start, size = new + 1, block
+        start, size, W = new + 1, block, None
     return lst, tp, fp
 
 
 def _as_table(X: Any) -> Any:
     """A DataFrame or an array of some namespace as it is; other host data as a NumPy array."""
+    if hasattr(X, "tocsr"):
+        raise InvalidInputError(
+            f"X is a sparse matrix ({type(X).__name__}); sparse input is not supported: pass a dense array (X.toarray())"
+        )
     if hasattr(X, "columns") or _is_device_array(X) or isinstance(X, np.ndarray):
         return X
     try:
