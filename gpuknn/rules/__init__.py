@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from ._apriori import RuleSet, antecedent_matrix, class_association_rules, frequent_itemsets
 from ._coverage import class_counts, rule_counts, rule_matches
+from ._exceptions import ExceptionRules, tree_rules
 from ._items import ItemEncoder
 from ._measures import MEASURES, laplace, rule_measures
 from ._roccer import ROCCERClassifier, first_match, roccer_select
 
 __all__ = [
     "MEASURES",
+    "ExceptionRules",
     "ItemEncoder",
     "ROCCERClassifier",
     "RuleSet",
@@ -27,4 +29,5 @@ __all__ = [
     "rule_matches",
     "roccer_select",
     "rule_measures",
+    "tree_rules",
 ]

@@ -300,4 +300,3 @@ def _rules_from(sets, counts, n, min_support, min_confidence, classes, xp, dev, 
         confidence=from_numpy(conf[r, c], xp, device=dev),
         classes=classes,
     )
-

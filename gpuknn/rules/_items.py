@@ -74,9 +74,7 @@ def check_2d(X: Any) -> None:
         raise InvalidInputError(f"X must be 2-D, got shape {shape}{hint}")
     for size, what in ((shape[0], "sample(s)"), (shape[1], "feature(s)")):
         if size == 0:
-            raise InvalidInputError(
-                f"X is empty: X has 0 {what} (shape={shape}) while a minimum of 1 is required."
-            )
+            raise InvalidInputError(f"X is empty: X has 0 {what} (shape={shape}) while a minimum of 1 is required.")
 
 
 def _numeric_if_numbers(c: np.ndarray) -> np.ndarray:

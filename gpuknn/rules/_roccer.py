@@ -153,7 +153,8 @@ def _as_table(X: Any) -> Any:
     """A DataFrame or an array of some namespace as it is; other host data as a NumPy array."""
     if hasattr(X, "tocsr"):
         raise InvalidInputError(
-            f"X is a sparse matrix ({type(X).__name__}); sparse input is not supported: pass a dense array (X.toarray())"
+            f"X is a sparse matrix ({type(X).__name__}); sparse input is not supported: "
+            "pass a dense array (X.toarray())"
         )
     if hasattr(X, "columns") or _is_device_array(X) or isinstance(X, np.ndarray):
         return X
