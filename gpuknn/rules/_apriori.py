@@ -163,7 +163,7 @@ def _mine(B: Any, codes: Any, n_classes: int, min_frac: np.ndarray, max_len: int
             part = loc[s : s + block]
             A = np.zeros((part.shape[0], f1), dtype=bool)
             np.put_along_axis(A, part, True, axis=1)
-            M = rule_matches(Bk != 0, from_numpy(A, xp, device=dev), xp)
+            M = rule_matches(Bk, from_numpy(A, xp, device=dev), xp)
             counts[s : s + block] = to_numpy(class_counts(M, codes, n_classes, xp))
         keep = frequent(counts)
         level = cand[keep]

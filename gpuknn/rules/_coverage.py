@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._backend import check_namespace, device_of
+from .._backend import array_namespace, check_namespace, device_of
 from ..errors import InvalidInputError
 
 __all__ = ["rule_matches", "class_counts", "rule_counts", "exact_float"]
@@ -30,7 +30,12 @@ def _as_float(M: Any, xp: Any, dtype: Any) -> Any:
     return xp.astype(M, dtype)
 
 
-def rule_matches(B: Any, A: Any, xp: Any) -> Any:
+def _as_bool(M: Any, xp: Any) -> Any:
+    """A 0/1 matrix as bool (a bool one as it is: strict refuses ``bool != 0``)."""
+    return M if M.dtype == xp.bool else M != 0
+
+
+def rule_matches(B: Any, A: Any, xp: Any = None) -> Any:
     """Which rows match which rules.
 
     Parameters
@@ -39,7 +44,8 @@ def rule_matches(B: Any, A: Any, xp: Any) -> Any:
         Item matrix.
     A : bool or 0/1 array, shape (n_rules, n_items)
         Antecedents, in B's namespace and on its device. An empty antecedent matches every row.
-    xp : namespace
+    xp : namespace, optional
+        The arrays' namespace (found from them when not given).
 
     Returns
     -------
@@ -52,10 +58,10 @@ def rule_matches(B: Any, A: Any, xp: Any) -> Any:
 
     Examples
     --------
-    >>> import numpy as np, array_api_compat.numpy as xp
+    >>> import numpy as np
     >>> B = np.array([[1, 1, 0], [1, 0, 1]], dtype=bool)
     >>> A = np.array([[1, 1, 0], [1, 0, 0]], dtype=bool)
-    >>> rule_matches(B, A, xp)
+    >>> rule_matches(B, A)
     array([[ True,  True],
            [False,  True]])
     """
@@ -64,14 +70,15 @@ def rule_matches(B: Any, A: Any, xp: Any) -> Any:
             f"B (n_rows, n_items) and A (n_rules, n_items) must agree on n_items; got shapes "
             f"{tuple(B.shape)} and {tuple(A.shape)}"
         )
+    xp = array_namespace(B) if xp is None else xp
     check_namespace(A, xp, name="A", device=device_of(B))
     dtype = exact_float(xp, int(B.shape[1]))
-    Af = _as_float(A != 0, xp, dtype)
+    Af = _as_float(_as_bool(A, xp), xp, dtype)
     lengths = xp.sum(Af, axis=1)
-    return _as_float(B != 0, xp, dtype) @ Af.T == lengths[None, :]
+    return _as_float(_as_bool(B, xp), xp, dtype) @ Af.T == lengths[None, :]
 
 
-def class_counts(matches: Any, y: Any, n_classes: int, xp: Any) -> Any:
+def class_counts(matches: Any, y: Any, n_classes: int, xp: Any = None) -> Any:
     """Rows of each class that each rule covers: ``matches.T @ onehot(y)``.
 
     Parameters
@@ -80,7 +87,8 @@ def class_counts(matches: Any, y: Any, n_classes: int, xp: Any) -> Any:
     y : int array, shape (n_rows,)
         Class indices in ``0..n_classes-1``.
     n_classes : int
-    xp : namespace
+    xp : namespace, optional
+        The arrays' namespace (found from them when not given).
 
     Returns
     -------
@@ -90,12 +98,13 @@ def class_counts(matches: Any, y: Any, n_classes: int, xp: Any) -> Any:
     -----
     One GEMM, O(n_rows * n_rules * n_classes); float32 while n_rows <= 2**24.
     """
+    xp = array_namespace(matches, y) if xp is None else xp
     dtype = exact_float(xp, int(matches.shape[0]))
     onehot = xp.astype(y[:, None] == xp.arange(n_classes, dtype=y.dtype, device=device_of(y))[None, :], dtype)
     return xp.astype(xp.astype(matches, dtype).T @ onehot, xp.int64)
 
 
-def rule_counts(B: Any, A: Any, y: Any, n_classes: int, xp: Any) -> Any:
+def rule_counts(B: Any, A: Any, y: Any, n_classes: int, xp: Any = None) -> Any:
     """Per-class coverage counts of rule set ``A`` on item matrix ``B`` with classes ``y``.
 
     Parameters
@@ -104,7 +113,8 @@ def rule_counts(B: Any, A: Any, y: Any, n_classes: int, xp: Any) -> Any:
     A : 0/1 array, shape (n_rules, n_items)
     y : int array, shape (n_rows,)
     n_classes : int
-    xp : namespace
+    xp : namespace, optional
+        The arrays' namespace (found from them when not given).
 
     Returns
     -------
@@ -117,9 +127,10 @@ def rule_counts(B: Any, A: Any, y: Any, n_classes: int, xp: Any) -> Any:
 
     Examples
     --------
-    >>> import numpy as np, array_api_compat.numpy as xp
+    >>> import numpy as np
     >>> B = np.array([[1, 1], [1, 0], [0, 1]], dtype=bool)
-    >>> rule_counts(B, np.array([[1, 0]]), np.array([0, 1, 1]), 2, xp)
+    >>> rule_counts(B, np.array([[1, 0]]), np.array([0, 1, 1]), 2)
     array([[1, 1]])
     """
+    xp = array_namespace(B, A, y) if xp is None else xp
     return class_counts(rule_matches(B, A, xp), y, n_classes, xp)

@@ -111,9 +111,9 @@ class ExceptionRules(BaseEstimator):
     --------
     >>> import numpy as np
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 0], [1, 1]] * 8)
-    >>> y = np.array([0, 0, 1, 1, 0] * 8)   # "if x0 > 0.5 then 1" fails where x1 = 1
-    >>> tree = DecisionTreeClassifier(max_depth=1).fit(X, y)
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 0], [1, 1], [0, 0]] * 8)
+    >>> y = np.array([0, 0, 1, 1, 0, 0] * 8)   # "if x0 > 0.5 then 1" fails where x1 = 1
+    >>> tree = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
     >>> ex = ExceptionRules(tree, n_splits=2).fit(X, y)
     >>> print("\\n".join(ex.text_))
     if x0 <= 0.5 then 0

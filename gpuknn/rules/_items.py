@@ -14,7 +14,7 @@ import array_api_compat
 import numpy as np
 from sklearn.base import TransformerMixin
 
-from .._backend import array_namespace, check_namespace, device_of, from_numpy, to_numpy
+from .._backend import array_namespace, check_namespace, device_of, from_numpy, namespace_name, to_numpy
 from ..base import BaseEstimator, check_is_fitted
 from ..errors import InvalidInputError, InvalidInputTypeError
 
@@ -123,7 +123,7 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
     ----------
     items_ : list of str
         Item names, in column order of the output.
-    item_attribute_ : ndarray of int, shape (n_items,)
+    item_attribute_ : list of int
         The input column of each item.
     n_features_in_ : int
         Number of input columns.
@@ -276,12 +276,20 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
                     nm = f"{_fmt(a)} < {names[j]} <= {_fmt(b)}"
                 add(nm, j, _RANGE, a, b)
         self.items_ = items
-        self.item_attribute_ = np.asarray(attr, dtype=np.int64)
-        self._kind = np.asarray(kind, dtype=np.int64)
-        self._lo = np.asarray(lo, dtype=np.float64)
-        self._hi = np.asarray(hi, dtype=np.float64)
-        self._values = val
+        self.item_attribute_ = [int(a) for a in attr]
+        # The item tables, host NumPy in a dict (scikit-learn's array-API checks want every
+        # fitted array attribute in X's namespace; these are bookkeeping, not results).
+        self._spec = {
+            "attr": np.asarray(attr, dtype=np.int64),
+            "kind": np.asarray(kind, dtype=np.int64),
+            "lo": np.asarray(lo, dtype=np.float64),
+            "hi": np.asarray(hi, dtype=np.float64),
+            "values": val,
+        }
         self._column_names = names
+        # An array of the fitted namespace on the fitted device (None for host tables): what
+        # transform checks its input against.
+        self._anchor = from_numpy(np.zeros(1), xp, device=device_of(X)) if device_input else None
         return self
 
     def transform(self, X: Any) -> Any:
@@ -302,20 +310,28 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
             xp = array_namespace(X)
             dev = device_of(X)
             check_2d(X)
-            if (self._kind == _STRING).any():
+            if self._anchor is None:
+                raise InvalidInputError(
+                    f"X is an array of {namespace_name(xp)}, but this ItemEncoder was fitted on a host table "
+                    "(NumPy, pandas); give transform the same kind of input as fit"
+                )
+            check_namespace(X, array_namespace(self._anchor), name="X", device=device_of(self._anchor))
+            if (self._spec['kind'] == _STRING).any():
                 raise InvalidInputError(
                     f"X is a {type(X).__name__}, but this ItemEncoder was fitted on string columns; "
                     "give it the same kind of table as in fit"
                 )
             self._bookkeeping(X, reset=False)
             return self._numeric_items(xp.astype(X, xp.float64), xp, dev)
+        if self._anchor is not None:
+            check_namespace(X, array_namespace(self._anchor), name="X", device=device_of(self._anchor))
         cols, _ = _host_columns(X)
         self._bookkeeping(X if hasattr(X, "columns") else np.asarray(X, dtype=object), reset=False)
         n = len(cols[0])
         B = np.zeros((n, len(self.items_)), dtype=bool)
-        numeric_items = np.flatnonzero(self._kind != _STRING)
+        numeric_items = np.flatnonzero(self._spec['kind'] != _STRING)
         if numeric_items.size:
-            used = sorted(set(self.item_attribute_[numeric_items].tolist()))
+            used = sorted(set(self._spec['attr'][numeric_items].tolist()))
             M = np.empty((n, max(used) + 1))
             for j in used:
                 c = cols[j]
@@ -328,20 +344,20 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
                         ) from None
                 M[:, j] = c
             B[:, numeric_items] = self._numeric_items(M, array_api_compat.numpy, None, numeric_items)
-        for i in np.flatnonzero(self._kind == _STRING):
-            c = cols[self.item_attribute_[i]]
-            B[:, i] = np.asarray([v == self._values[i] if not _is_missing(v) else False for v in c], dtype=bool)
+        for i in np.flatnonzero(self._spec['kind'] == _STRING):
+            c = cols[self._spec['attr'][i]]
+            B[:, i] = np.asarray([v == self._spec['values'][i] if not _is_missing(v) else False for v in c], dtype=bool)
         return B
 
     def _numeric_items(self, M: Any, xp: Any, dev: Any, which: np.ndarray | None = None) -> Any:
         """Range and equality items of float matrix ``M``: one gather, two comparisons."""
         which = np.arange(len(self.items_)) if which is None else which
-        cols = from_numpy(self.item_attribute_[which], xp, device=dev)
-        lo = from_numpy(self._lo[which], xp, device=dev)
-        hi = from_numpy(self._hi[which], xp, device=dev)
-        eq = from_numpy(self._kind[which] == _EQUAL, xp, device=dev)
+        cols = from_numpy(self._spec['attr'][which], xp, device=dev)
+        lo = from_numpy(self._spec['lo'][which], xp, device=dev)
+        hi = from_numpy(self._spec['hi'][which], xp, device=dev)
+        eq = from_numpy(self._spec['kind'][which] == _EQUAL, xp, device=dev)
         v = from_numpy(
-            np.asarray([np.nan if self._values[i] is None else self._values[i] for i in which], dtype=np.float64),
+            np.asarray([np.nan if self._spec['values'][i] is None else self._spec['values'][i] for i in which], dtype=np.float64),
             xp,
             device=dev,
         )
@@ -368,4 +384,4 @@ def check_items(B: Any, xp: Any, *, name: str = "B") -> Any:
     if B.ndim != 2:
         raise InvalidInputError(f"{name} must be a 2-D item matrix, got shape {tuple(B.shape)}")
     check_namespace(B, xp, name=name)
-    return B if B.dtype == xp.bool else B != 0
+    return B if B.dtype == xp.bool else B != 0  # (strict refuses bool != 0)
