@@ -111,14 +111,14 @@ class ExceptionRules(BaseEstimator):
     --------
     >>> import numpy as np
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 0], [1, 1], [0, 0]] * 8)
-    >>> y = np.array([0, 0, 1, 1, 0, 0] * 8)   # "if x0 > 0.5 then 1" fails where x1 = 1
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 0], [1, 1], [0, 0]] * 16)
+    >>> y = np.array([0, 0, 1, 1, 0, 0] * 16)   # "if x0 > 0.5 then 1" fails where x1 = 1
     >>> tree = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
     >>> ex = ExceptionRules(tree, n_splits=2).fit(X, y)
     >>> print("\\n".join(ex.text_))
     if x0 <= 0.5 then 0
     if x0 > 0.5 then 1
-        except if x1 = 1 then 0  [8 rows, support 1.00 of the errors, confidence 1.00, stability 1.00]
+        except if x1 = 1 then 0  [16 rows, support 1.00 of the errors, confidence 1.00, stability 1.00]
     """
 
     def __init__(
