@@ -151,7 +151,7 @@ class ExceptionRules(BaseEstimator):
             check_is_fitted(g, "models_")
             B = g.encoder_.transform(X)
             xp = array_namespace(B)
-            names, classes = g.encoder_.items_, g._classes_host
+            names, classes = g.encoder_.items_, np.asarray(g._classes_host)
             rules, lines = [], iter(g.rules_)
             for m in g.models_:
                 f = first_match(rule_matches(B, m["A"], xp), xp) if m["antecedents"] else None

@@ -275,7 +275,7 @@ class ROCCERClassifier(ClassifierMixin, BaseEstimator):
         dev = device_of(B)
         n = int(B.shape[0])
         classes, codes, counts, _ = encode_host(y, n)
-        self._classes_host = classes
+        self._classes_host = classes.tolist()  # a list: bookkeeping, not an array attribute
         self.classes_ = classes
         if classes.dtype.kind in "biuf" and _is_device_array(X):
             self.classes_ = from_numpy(classes, xp, device=dev)
