@@ -76,7 +76,7 @@ def test_class_association_rules_equal_mlxtend(backend, seed, min_support, min_c
     np.testing.assert_allclose(host(rules.confidence), [want[k][1] for k in keys], rtol=1e-12)
     counts = host(rules.counts)
     assert_xp(rules.counts, counts, backend)
-    for (a, c), row in zip(keys, counts):  # counts: a plain recount
+    for (a, _c), row in zip(keys, counts):  # counts: a plain recount
         covered = B[:, list(a)].all(axis=1)
         np.testing.assert_array_equal(row, np.bincount(y[covered], minlength=3))
 

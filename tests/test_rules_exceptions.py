@@ -77,7 +77,7 @@ def test_tree_leaves_as_general_rules():
     tree = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
     leaves = tree_rules(tree)
     leaf_of = tree.apply(X)
-    for node, cond, c in leaves:  # each leaf's condition selects exactly its rows
+    for node, cond, _c in leaves:  # each leaf's condition selects exactly its rows
         sel = np.ones(len(X), dtype=bool)
         for part in cond.split(" and "):
             name, op, thr = part.split()

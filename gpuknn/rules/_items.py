@@ -316,7 +316,7 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
                     "(NumPy, pandas); give transform the same kind of input as fit"
                 )
             check_namespace(X, array_namespace(self._anchor), name="X", device=device_of(self._anchor))
-            if (self._spec['kind'] == _STRING).any():
+            if (self._spec["kind"] == _STRING).any():
                 raise InvalidInputError(
                     f"X is a {type(X).__name__}, but this ItemEncoder was fitted on string columns; "
                     "give it the same kind of table as in fit"
@@ -329,9 +329,9 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
         self._bookkeeping(X if hasattr(X, "columns") else np.asarray(X, dtype=object), reset=False)
         n = len(cols[0])
         B = np.zeros((n, len(self.items_)), dtype=bool)
-        numeric_items = np.flatnonzero(self._spec['kind'] != _STRING)
+        numeric_items = np.flatnonzero(self._spec["kind"] != _STRING)
         if numeric_items.size:
-            used = sorted(set(self._spec['attr'][numeric_items].tolist()))
+            used = sorted(set(self._spec["attr"][numeric_items].tolist()))
             M = np.empty((n, max(used) + 1))
             for j in used:
                 c = cols[j]
@@ -344,20 +344,23 @@ class ItemEncoder(TransformerMixin, BaseEstimator):
                         ) from None
                 M[:, j] = c
             B[:, numeric_items] = self._numeric_items(M, array_api_compat.numpy, None, numeric_items)
-        for i in np.flatnonzero(self._spec['kind'] == _STRING):
-            c = cols[self._spec['attr'][i]]
-            B[:, i] = np.asarray([v == self._spec['values'][i] if not _is_missing(v) else False for v in c], dtype=bool)
+        for i in np.flatnonzero(self._spec["kind"] == _STRING):
+            c = cols[self._spec["attr"][i]]
+            B[:, i] = np.asarray([v == self._spec["values"][i] if not _is_missing(v) else False for v in c], dtype=bool)
         return B
 
     def _numeric_items(self, M: Any, xp: Any, dev: Any, which: np.ndarray | None = None) -> Any:
         """Range and equality items of float matrix ``M``: one gather, two comparisons."""
         which = np.arange(len(self.items_)) if which is None else which
-        cols = from_numpy(self._spec['attr'][which], xp, device=dev)
-        lo = from_numpy(self._spec['lo'][which], xp, device=dev)
-        hi = from_numpy(self._spec['hi'][which], xp, device=dev)
-        eq = from_numpy(self._spec['kind'][which] == _EQUAL, xp, device=dev)
+        cols = from_numpy(self._spec["attr"][which], xp, device=dev)
+        lo = from_numpy(self._spec["lo"][which], xp, device=dev)
+        hi = from_numpy(self._spec["hi"][which], xp, device=dev)
+        eq = from_numpy(self._spec["kind"][which] == _EQUAL, xp, device=dev)
         v = from_numpy(
-            np.asarray([np.nan if self._spec['values'][i] is None else self._spec['values'][i] for i in which], dtype=np.float64),
+            np.asarray(
+                [np.nan if self._spec["values"][i] is None else self._spec["values"][i] for i in which],
+                dtype=np.float64,
+            ),
             xp,
             device=dev,
         )
