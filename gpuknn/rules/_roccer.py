@@ -97,7 +97,7 @@ def roccer_select(M: Any, pos: Any, xp: Any, *, block: int = 64) -> tuple[list, 
     turn upwards (``tp_k fp_{k+1} < tp_{k+1} fp_k``), the rule of the shallower one is
     removed (the next rule if the shallower one is the new rule; the rule, whatever it is,
     if the steeper segment is the default rule's), and rules that no longer cover anything
-    are dropped. The host holds only the list's few counts (sequential and small).
+    are dropped; once convex, rules left without positives (slope 0) are dropped too. The host holds only the list's few counts (sequential and small).
     """
     n = int(M.shape[0])
     dev = device_of(M)
@@ -137,7 +137,14 @@ def roccer_select(M: Any, pos: Any, xp: Any, *, block: int = 64) -> tuple[list, 
                 continue
             bad = np.flatnonzero(tp[:-1] * fp[1:] < tp[1:] * fp[:-1])
             if bad.size == 0:
-                break
+                # Convex. A rule left without positives has slope 0, and so (convexity) has
+                # every segment after it: dropping such rules leaves the curve as it is.
+                useless = [k for k in range(len(lst)) if tp[k] == 0]
+                if not useless:
+                    break
+                for k in reversed(useless):
+                    del lst[k]
+                continue
             k = int(bad[0])
             if k + 1 == len(lst):  # the steeper segment is the default rule's: rule k goes
                 del lst[k]
