@@ -99,3 +99,14 @@ def test_arguments_are_checked():
     clf = ROCCERClassifier(min_support=0.1, max_len=2).fit(X, y)
     with pytest.raises(InvalidInputError, match="min_stability"):
         ExceptionRules(clf, min_stability=2).fit(X, y)
+
+
+def test_same_exceptions_on_every_backend(backend):
+    from sklearn.datasets import make_classification  # noqa: PLC0415
+
+    X, y = make_classification(n_samples=200, n_features=4, n_informative=3, n_redundant=0, random_state=0)
+    want = ExceptionRules(ROCCERClassifier(min_support=0.1, max_len=2).fit(X, y), min_confidence=0.6).fit(X, y)
+    clf = ROCCERClassifier(min_support=0.1, max_len=2).fit(backend.asarray(X), backend.asarray(y))
+    got = ExceptionRules(clf, min_confidence=0.6).fit(backend.asarray(X), backend.asarray(y))
+    assert got.text_ == want.text_
+    assert any(line.startswith("    except if") for line in got.text_)
