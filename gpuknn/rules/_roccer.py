@@ -97,7 +97,8 @@ def roccer_select(M: Any, pos: Any, xp: Any, *, block: int = 64) -> tuple[list, 
     turn upwards (``tp_k fp_{k+1} < tp_{k+1} fp_k``), the rule of the shallower one is
     removed (the next rule if the shallower one is the new rule; the rule, whatever it is,
     if the steeper segment is the default rule's), and rules that no longer cover anything
-    are dropped; once convex, rules left without positives (slope 0) are dropped too. The host holds only the list's few counts (sequential and small).
+    are dropped; once convex, rules left without positives (slope 0) are dropped too. The
+    host holds only the list's few counts (sequential and small).
     """
     n = int(M.shape[0])
     dev = device_of(M)
