@@ -97,6 +97,12 @@ def class_counts(matches: Any, y: Any, n_classes: int, xp: Any = None) -> Any:
     Notes
     -----
     One GEMM, O(n_rows * n_rules * n_classes); float32 while n_rows <= 2**24.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class_counts(np.array([[True], [True], [False]]), np.array([0, 1, 1]), 2)
+    array([[1, 1]])
     """
     xp = array_namespace(matches, y) if xp is None else xp
     dtype = exact_float(xp, int(matches.shape[0]))

@@ -31,6 +31,12 @@ def first_match(M: Any, xp: Any) -> Any:
     """Index of the first True column of each row of bool ``M`` (n, L); ``L`` where none is.
 
     One argmax over ``[M | 1]`` (int8), on M's device.
+
+    Examples
+    --------
+    >>> import numpy as np, array_api_compat.numpy as xp
+    >>> first_match(np.array([[False, True], [False, False], [True, True]]), xp).tolist()
+    [1, 2, 0]
     """
     n = int(M.shape[0])
     ones = xp.ones((n, 1), dtype=xp.int8, device=device_of(M))
@@ -99,6 +105,16 @@ def roccer_select(M: Any, pos: Any, xp: Any, *, block: int = 64) -> tuple[list, 
     if the steeper segment is the default rule's), and rules that no longer cover anything
     are dropped; once convex, rules left without positives (slope 0) are dropped too. The
     host holds only the list's few counts (sequential and small).
+
+    Examples
+    --------
+    >>> import numpy as np, array_api_compat.numpy as xp
+    >>> pos = np.array([1, 1, 1, 0, 0, 0, 0, 0], dtype=bool)
+    >>> M = np.array([[1, 1, 0, 0, 0, 0, 0, 0],      # 2 positives, no negative
+    ...               [1, 1, 1, 1, 1, 1, 1, 1]], dtype=bool).T   # everything: the default's slope
+    >>> rules, tp, fp = roccer_select(M, pos, xp)
+    >>> rules, tp.tolist(), fp.tolist()
+    ([0], [2, 1], [0, 5])
     """
     n = int(M.shape[0])
     dev = device_of(M)
