@@ -73,6 +73,7 @@ _SUBPACKAGES = (
     "neighbors",
     "plots",
     "resampling",
+    "rules",
     "stats",
     "studies",
 )
