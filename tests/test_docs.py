@@ -21,6 +21,7 @@ PACKAGES = [
     "gpuknn.datasets",
     "gpuknn.stats",
     "gpuknn.plots",
+    "gpuknn.rules",
 ]
 
 
