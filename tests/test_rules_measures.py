@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import assert_xp
 from test_rules_items import contact_lenses
@@ -98,8 +99,30 @@ def test_laplace_worked_values():
     np.testing.assert_allclose(m["laplace"], [2 / 3, 1 / 2])
 
 
-def test_contact_lenses_rule_precision():
-    X, y = contact_lenses()
+def _lenses_from_arff():
+    """The contact-lenses data as gpuknn's ARFF loader reads tests/data/contact-lenses.arff
+    (the values as written, for rule learning)."""
+    from pathlib import Path
+
+    from gpuknn.datasets import encode_nominal, load_table
+
+    t = load_table(Path(__file__).parent / "data" / "contact-lenses.arff")
+    X = encode_nominal(t.X, t.categories, encoding="strings", feature_names=t.feature_names).X
+    return pd.DataFrame(X, columns=t.feature_names), np.asarray(t.y).astype(str)
+
+
+def test_contact_lenses_file_equals_the_rows_in_the_tests():
+    X, y = _lenses_from_arff()
+    X0, y0 = contact_lenses()
+    order = np.lexsort(X.to_numpy().T[::-1])
+    order0 = np.lexsort(X0.to_numpy().T[::-1])
+    np.testing.assert_array_equal(X.to_numpy()[order], X0.to_numpy()[order0])
+    np.testing.assert_array_equal(y[order], y0[order0])
+
+
+@pytest.mark.parametrize("source", ["arff", "rows"])
+def test_contact_lenses_rule_precision(source):
+    X, y = _lenses_from_arff() if source == "arff" else contact_lenses()
     enc = ItemEncoder().fit(X)
     B = enc.transform(X)
     names = list(enc.get_feature_names_out())
