@@ -13,14 +13,18 @@ import numpy as np
 from .._backend import array_namespace, from_numpy, to_numpy
 from .._backend import device_of as _device
 from .._delegation import bincount
+from sklearn.exceptions import UndefinedMetricWarning as _SklearnUndefinedMetricWarning
+
 from .._labels import as_array_input
 from ..errors import InvalidInputError
 
 __all__ = ["UndefinedMetricWarning"]
 
 
-class UndefinedMetricWarning(UserWarning):
-    """A score is undefined for the given input (0/0, one class only, ...)."""
+class UndefinedMetricWarning(_SklearnUndefinedMetricWarning):
+    """A score is undefined for the given input (0/0, one class only, ...). Also
+    scikit-learn's ``UndefinedMetricWarning`` (hence a ``UserWarning``), so the filters and
+    ``pytest.warns`` of code written for scikit-learn's metrics apply."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -101,15 +105,31 @@ def _counts2d(a: Any, b: Any, n_a: int, n_b: int, xp: Any, w: Any = None) -> Any
     return xp.reshape(bincount(flat, n_a * n_b), (n_a, n_b))
 
 
-def _divide(num: Any, den: Any, zero_division: Any, xp: Any, what: str) -> Any:
-    """Elementwise ``num/den`` with ``zero_division`` where ``den == 0``."""
+def _divide(
+    num: Any, den: Any, zero_division: Any, xp: Any, what: str, modifier: str | None = None, samplewise: bool = False
+) -> Any:
+    """Elementwise ``num/den`` with ``zero_division`` where ``den == 0``.
+
+    With ``zero_division="warn"`` an undefined entry warns; given ``modifier`` (what the
+    zero denominator lacks: "predicted", "true", "true nor predicted") in scikit-learn's
+    wording (``_warn_prf``: "... in labels with no predicted samples", "... due to" for a
+    single score, samples and labels swapped for ``samplewise`` scores)."""
     zd = 0.0 if zero_division == "warn" else zero_division
     if isinstance(zd, str) or not (zd in (0.0, 1.0) or math.isnan(zd)):
         raise InvalidInputError(f"zero_division must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
     zd = float(zd)
     bad = den == 0
     if zero_division == "warn" and bool(xp.any(bad)):
-        warnings.warn(f"{what} is ill-defined (0/0) for some labels; set to 0.0", UndefinedMetricWarning, stacklevel=3)
+        if modifier is None:
+            msg = f"{what} is ill-defined (0/0) for some labels; set to 0.0"
+        else:
+            unit, group = ("label", "sample") if samplewise else ("sample", "label")
+            where = "due to" if int(den.shape[0]) == 1 else f"in {group}s with"
+            msg = (
+                f"{what[0].upper() + what[1:]} is ill-defined and being set to 0.0 {where} no {modifier} "
+                f"{unit}s. Use `zero_division` parameter to control this behavior."
+            )
+        warnings.warn(msg, UndefinedMetricWarning, stacklevel=3)
     safe = xp.where(bad, xp.ones_like(den), den)
     return xp.where(bad, xp.full_like(num, zd), num / safe)
 

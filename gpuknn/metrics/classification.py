@@ -363,13 +363,14 @@ def precision_recall_fscore_support(
         return zero_division if zero_division != "warn" or metric in warn_for else 0.0
 
     b2 = float(beta) ** 2
-    precision = _divide(tp, n_pred, zd("precision"), xp, "precision")
-    recall = _divide(tp, n_true, zd("recall"), xp, "recall")
+    by_sample = average == "samples"
+    precision = _divide(tp, n_pred, zd("precision"), xp, "precision", "predicted", by_sample)
+    recall = _divide(tp, n_true, zd("recall"), xp, "recall", "true", by_sample)
     if math.isinf(b2):  # the limit beta -> inf is recall (inf * 0 would make it NaN)
         fscore = recall
     else:
         f_den = (1 + b2) * tp + b2 * (n_true - tp) + (n_pred - tp)
-        fscore = _divide((1 + b2) * tp, f_den, zd("f-score"), xp, "F-score")
+        fscore = _divide((1 + b2) * tp, f_den, zd("f-score"), xp, "F-score", "true nor predicted", by_sample)
     if average is None:
         support = n_true if sample_weight is not None else xp.astype(n_true, xp.int64)
         return precision, recall, fscore, support

@@ -41,9 +41,9 @@ def _mean(v: np.ndarray, w: np.ndarray) -> float:
 
 
 def _prf(tp: np.ndarray, npred: np.ndarray, ntrue: np.ndarray, zero_division: Any) -> tuple:
-    p = _divide(tp, npred, zero_division, _npx, "precision")
-    r = _divide(tp, ntrue, zero_division, _npx, "recall")
-    f = _divide(2 * tp, npred + ntrue, zero_division, _npx, "F-score")
+    p = _divide(tp, npred, zero_division, _npx, "precision", "predicted")
+    r = _divide(tp, ntrue, zero_division, _npx, "recall", "true")
+    f = _divide(2 * tp, npred + ntrue, zero_division, _npx, "F-score", "true nor predicted")
     return p, r, f
 
 
@@ -218,6 +218,15 @@ def sensitivity_specificity_support(
     ([1.0, 0.5, 1.0], [1.0, 1.0, 0.6666666666666666], [1, 2, 1])
     """
     _check_average(average, (None, "binary", "micro", "macro", "weighted"))
+    if isinstance(pos_label, np.generic):
+        pos_label = pos_label.item()
+    if average != "binary" and not (pos_label is None or (isinstance(pos_label, (int, float)) and pos_label == 1)):
+        warnings.warn(
+            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got "
+            f"{average!r}). You may use labels=[pos_label] to specify a single positive class.",
+            UserWarning,
+            stacklevel=3,
+        )
     xp, classes, tp, npred, ntrue = _per_class_counts(
         y_true, y_pred, None if average == "binary" else labels, sample_weight=sample_weight
     )
@@ -310,7 +319,7 @@ def geometric_mean_score(
             return array_namespace(sen).sqrt(sen * spe)
         return math.sqrt(sen * spe)
     xp, _, tp, _, ntrue = _per_class_counts(y_true, y_pred, labels, sample_weight=sample_weight)
-    recall = _divide(tp, ntrue, "warn", xp, "recall")
+    recall = _divide(tp, ntrue, "warn", xp, "recall", "true")
     recall = xp.where(recall == 0, xp.full_like(recall, float(correction)), recall)
     zero = xp.any(recall == 0)
     logs = xp.log(xp.where(recall > 0, recall, xp.ones_like(recall)))
