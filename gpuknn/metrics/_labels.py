@@ -16,7 +16,7 @@ from .._delegation import bincount
 from sklearn.exceptions import UndefinedMetricWarning as _SklearnUndefinedMetricWarning
 
 from .._labels import as_array_input
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, InvalidInputTypeError
 
 __all__ = ["UndefinedMetricWarning"]
 
@@ -25,6 +25,12 @@ class UndefinedMetricWarning(_SklearnUndefinedMetricWarning):
     """A score is undefined for the given input (0/0, one class only, ...). Also
     scikit-learn's ``UndefinedMetricWarning`` (hence a ``UserWarning``), so the filters and
     ``pytest.warns`` of code written for scikit-learn's metrics apply."""
+
+
+class OptionNotImplementedError(InvalidInputError, NotImplementedError):
+    """An accepted option that is not implemented for this input (``average=None`` with
+    ``multi_class="ovo"``): ``NotImplementedError`` as scikit-learn raises, and an
+    :class:`~gpuknn.errors.InvalidInputError` as gpuknn's other rejections."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -103,6 +109,46 @@ def _counts2d(a: Any, b: Any, n_a: int, n_b: int, xp: Any, w: Any = None) -> Any
     if w is not None:
         return xp.reshape(_wcount(flat, n_a * n_b, w, xp), (n_a, n_b))
     return xp.reshape(bincount(flat, n_a * n_b), (n_a, n_b))
+
+
+def _ravel_column(y: Any) -> Any:
+    """A column vector of labels, shape (n, 1), as the 1-D vector it holds (scikit-learn's
+    ``column_or_1d`` accepts one); anything else unchanged."""
+    y = as_array_input(y)
+    if isinstance(y, (list, tuple)) and np.ndim(y) == 2:
+        y = np.asarray(y)
+    if hasattr(y, "shape") and len(y.shape) == 2 and int(y.shape[1]) == 1:
+        return array_namespace(y).reshape(y, (-1,)) if not isinstance(y, np.ndarray) else y.reshape(-1)
+    return y
+
+
+def _binary_pos_label(classes: Any, pos_label: Any) -> Any:
+    """The positive label of a binary curve over the sorted host ``classes`` of ``y_true``
+    (scikit-learn's ``type_of_target`` and ``_check_pos_label_consistency`` rules, with its
+    messages): bytes labels are refused; without ``pos_label``, more than two classes are a
+    multiclass target and two must be {0, 1} or {-1, 1} (positive 1). A given ``pos_label``
+    binarises any number of classes (``y_true == pos_label``)."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind == "S" or (classes.size and isinstance(classes.reshape(-1)[0], bytes)):
+        raise InvalidInputTypeError(
+            "Support for labels represented as bytes is not supported. Convert the labels to a string "
+            "or integer format."
+        )
+    if pos_label is not None:
+        return pos_label.item() if isinstance(pos_label, np.generic) else pos_label
+    if classes.size > 2:
+        raise InvalidInputError(
+            f"multiclass format is not supported: y_true has {classes.size} classes; give pos_label (one "
+            "class against the rest), or use roc_auc_score with (n, C) scores and multi_class='ovr' or 'ovo'"
+        )
+    values = set(classes.tolist()) if classes.dtype.kind in "biuf" else None
+    if values is None or not (values <= {0, 1} or values <= {-1, 1}):
+        shown = ", ".join(repr(c) for c in classes.tolist())
+        raise InvalidInputError(
+            f"y_true takes value in {{{shown}}} and pos_label is not specified: either make y_true take "
+            "value in {0, 1} or {-1, 1} or pass pos_label explicitly."
+        )
+    return 1
 
 
 def _divide(

@@ -19,7 +19,7 @@ from .._backend import device_of as _device
 from .._delegation import on_input_device
 from .._labels import as_array_input, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _check_weights, _counts2d, _wcount
+from ._labels import UndefinedMetricWarning, _check_weights, _counts2d, _ravel_column, _wcount
 
 __all__ = ["matthews_corrcoef", "cohen_kappa_score", "top_k_accuracy_score", "log_loss"]
 
@@ -73,7 +73,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) ->
 
     Parameters
     ----------
-    y_true, y_pred : arrays of shape (n,)
+    y_true, y_pred : arrays of shape (n,) (or column vectors (n, 1))
         Labels of any type (strings on the host).
     sample_weight : array of shape (n,), optional
         Each sample counts its weight.
@@ -92,6 +92,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) ->
     >>> round(matthews_corrcoef(np.array([1, 1, 1, 0]), np.array([1, 0, 1, 1])), 4)
     -0.3333
     """
+    y_true, y_pred = _ravel_column(y_true), _ravel_column(y_pred)
     xp, classes, (t, p) = encode(y_true, y_pred, names=("y_true", "y_pred"))
     if t.shape[0] != p.shape[0] or t.shape[0] == 0:
         raise InvalidInputError(
