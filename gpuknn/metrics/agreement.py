@@ -416,7 +416,7 @@ def log_loss(
         warnings.warn(
             f"Labels passed were {given.tolist()}. But this function assumes labels are ordered "
             f"lexicographically. Pass the ordered labels={np.sort(given).tolist()} and ensure that the "
-            "columns of y_prob correspond to this ordering (the columns are taken as the sorted labels).",
+            "columns of y_prob correspond to this ordering. The columns are taken as the sorted labels.",
             UserWarning,
             stacklevel=2,
         )
