@@ -422,7 +422,9 @@ def test_top_k_sample_weight(backend, data, k):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkUndefined)  # k >= the number of classes (both libraries)
         for normalize in (True, False):
-            got = top_k_accuracy_score(backend.asarray(y), backend.asarray(P), k=k, normalize=normalize, sample_weight=W)
+            got = top_k_accuracy_score(
+                backend.asarray(y), backend.asarray(P), k=k, normalize=normalize, sample_weight=W
+            )
             want = skm.top_k_accuracy_score(y, P, k=k, normalize=normalize, sample_weight=w)
             assert got == pytest.approx(want, abs=TOL)
         got = top_k_accuracy_score(backend.asarray(yb), backend.asarray(sb), k=k, sample_weight=W)
@@ -433,7 +435,11 @@ def test_top_k_sample_weight(backend, data, k):
 @pytest.mark.parametrize(
     "y_true, labels, msg",
     [
-        ([0, 1, 2, 3], None, r"Number of classes in 'y_true' \(4\) not equal to the number of classes in 'y_score' \(3\)"),
+        (
+            [0, 1, 2, 3],
+            None,
+            r"Number of classes in 'y_true' \(4\) not equal to the number of classes in 'y_score' \(3\)",
+        ),
         (["c", "c", "a", "b"], ["a", "b", "c", "c"], "Parameter 'labels' must be unique"),
         (["c", "c", "a", "b"], ["a", "c", "b"], "Parameter 'labels' must be ordered"),
         ([0, 0, 1, 2], [0, 1, 2, 3], r"Number of given labels \(4\) not equal to the number of classes in 'y_score'"),
@@ -462,7 +468,9 @@ def test_cohen_kappa_undefined_and_wrong_labels(backend):
     with pytest.warns(UndefinedMetricWarning, match="`y2` contains no labels that are present in both `y1` and"):
         assert np.isnan(cohen_kappa_score(y1, backend.asarray(np.full(10, 3)), labels=[1, 2]))
     with pytest.warns(UndefinedMetricWarning, match="`y1`, `y2` and `labels` have only one label in common"):
-        got = cohen_kappa_score(y1, backend.asarray(np.array([1] * 5 + [3] * 5)), labels=[1, 2], replace_undefined_by=0.0)
+        got = cohen_kappa_score(
+            y1, backend.asarray(np.array([1] * 5 + [3] * 5)), labels=[1, 2], replace_undefined_by=0.0
+        )
     assert got == 0.0
     strings = np.array(["a"] * 5 + ["b"] * 5)
     with pytest.raises(InvalidInputError, match="At least one label in `labels` must be present in `y1`"):
@@ -555,7 +563,9 @@ def test_confusion_matrix_integer_weights_exact(backend):
     assert host(cm).tolist() == [[np.iinfo(np.int64).max, 0], [0, -2]]
     big = np.array([2**53 + 1, 3, 2**53 + 1, 5], dtype=np.int64)
     yt, yp = np.array([0, 1, 0, 2]), np.array([0, 1, 0, 1])
-    got = confusion_matrix(backend.asarray(yt), backend.asarray(yp), sample_weight=backend.asarray(big), labels=[2, 0, 1])
+    got = confusion_matrix(
+        backend.asarray(yt), backend.asarray(yp), sample_weight=backend.asarray(big), labels=[2, 0, 1]
+    )
     assert host(got).dtype == np.int64
     assert host(got).tolist() == skm.confusion_matrix(yt, yp, sample_weight=big, labels=[2, 0, 1]).tolist()
     for dtype in (np.bool_, np.int32, np.uint32):

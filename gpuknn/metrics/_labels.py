@@ -9,12 +9,11 @@ import warnings
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning as _SklearnUndefinedMetricWarning
 
 from .._backend import array_namespace, from_numpy, to_numpy
 from .._backend import device_of as _device
 from .._delegation import bincount
-from sklearn.exceptions import UndefinedMetricWarning as _SklearnUndefinedMetricWarning
-
 from .._labels import as_array_input
 from ..errors import InvalidInputError, InvalidInputTypeError
 

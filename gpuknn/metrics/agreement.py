@@ -264,9 +264,7 @@ def top_k_accuracy_score(
     if isinstance(y_true, (list, tuple)):
         y_true = np.asarray(y_true)
     if getattr(y_true, "ndim", 1) != 1:
-        raise InvalidInputError(
-            f"y type must be 'binary' or 'multiclass', got a y_true of shape {tuple(y_true.shape)}"
-        )
+        raise InvalidInputError(f"y type must be 'binary' or 'multiclass', got a y_true of shape {tuple(y_true.shape)}")
     xp, s = _score_array(y_score, y_true, "y_score")
     dev = _device(s)
     # the class count decides binary vs multiclass as scikit-learn's type_of_target (more than

@@ -405,8 +405,7 @@ def roc_auc_score(
     allowed = ("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted", None)
     if average not in allowed:
         raise InvalidInputError(
-            f"average must be one of {allowed} for multiclass problems (multi_class={multi_class!r}), "
-            f"got {average!r}"
+            f"average must be one of {allowed} for multiclass problems (multi_class={multi_class!r}), got {average!r}"
         )
     if multi_class == "ovo" and sample_weight is not None:
         raise InvalidInputError(

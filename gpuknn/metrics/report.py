@@ -19,8 +19,8 @@ import array_api_compat.numpy as _npx
 import numpy as np
 
 from .._backend import array_namespace, check_int, to_numpy
-from .._labels import as_array_input
 from .._delegation import on_input_device
+from .._labels import as_array_input
 from ..errors import InvalidInputError
 from ._labels import _divide
 from .classification import _binary_index, _per_class_counts
@@ -108,7 +108,9 @@ def classification_report(
     """
     digits = check_int(digits, name="digits", low=0)
     if getattr(as_array_input(y_true), "ndim", np.ndim(y_true)) == 2:  # multilabel indicator matrices
-        return _multilabel_report(y_true, y_pred, labels, target_names, sample_weight, digits, output_dict, zero_division)
+        return _multilabel_report(
+            y_true, y_pred, labels, target_names, sample_weight, digits, output_dict, zero_division
+        )
     xp, classes, tp, npred, ntrue = _per_class_counts(y_true, y_pred, labels, sample_weight=sample_weight)
     counts = to_numpy(xp.stack([tp, npred, ntrue]))  # the one transfer
     tp, npred, ntrue = (np.asarray(c, dtype=np.float64) for c in counts)
@@ -194,7 +196,9 @@ def _multilabel_report(
     names = [str(c) for c in cols] if target_names is None else [str(t) for t in target_names]
     if len(names) != len(cols):
         if labels is None:
-            raise InvalidInputError(f"target_names has {len(names)} names but there are {len(cols)} labels; give labels")
+            raise InvalidInputError(
+                f"target_names has {len(names)} names but there are {len(cols)} labels; give labels"
+            )
         warnings.warn(
             f"labels size, {len(cols)}, does not match size of target_names, {len(names)}", UserWarning, stacklevel=3
         )
