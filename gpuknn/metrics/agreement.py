@@ -19,7 +19,7 @@ from .._backend import device_of as _device
 from .._delegation import on_input_device
 from .._labels import as_array_input, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _check_weights, _counts2d, _wcount
+from ._labels import UndefinedMetricWarning, _check_weights, _counts2d, _ravel_column, _wcount
 
 __all__ = ["matthews_corrcoef", "cohen_kappa_score", "top_k_accuracy_score", "log_loss"]
 
@@ -73,7 +73,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) ->
 
     Parameters
     ----------
-    y_true, y_pred : arrays of shape (n,)
+    y_true, y_pred : arrays of shape (n,) (or column vectors (n, 1))
         Labels of any type (strings on the host).
     sample_weight : array of shape (n,), optional
         Each sample counts its weight.
@@ -92,6 +92,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) ->
     >>> round(matthews_corrcoef(np.array([1, 1, 1, 0]), np.array([1, 0, 1, 1])), 4)
     -0.3333
     """
+    y_true, y_pred = _ravel_column(y_true), _ravel_column(y_pred)
     xp, classes, (t, p) = encode(y_true, y_pred, names=("y_true", "y_pred"))
     if t.shape[0] != p.shape[0] or t.shape[0] == 0:
         raise InvalidInputError(
@@ -109,6 +110,12 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) ->
     cov_tp, cov_pp, cov_tt = _host(cov_tp, cov_pp, cov_tt)
     den = cov_pp * cov_tt
     return 0.0 if den == 0 else cov_tp / math.sqrt(den)
+
+
+_NO_LABEL_IN_Y1 = (
+    "At least one label in `labels` must be present in `y1` (even though `cohen_kappa_score` is "
+    "otherwise agnostic to the order of `y1` and `y2`)."
+)
 
 
 @on_input_device
@@ -156,7 +163,14 @@ def cohen_kappa_score(
     """
     if weights not in (None, "linear", "quadratic"):
         raise InvalidInputError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
-    xp, classes, (a, b) = encode(y1, y2, labels=labels, names=("y1", "y2"))
+    try:
+        xp, classes, (a, b) = encode(y1, y2, labels=labels, names=("y1", "y2"))
+    except InvalidInputError as e:
+        # numbers in labels and strings in y1 (or the reverse): no label can be in y1, the
+        # condition scikit-learn reports (its confusion matrix compares the mixed types)
+        if labels is not None and str(e).startswith("Mix of label input types") and "labels" in str(e):
+            raise InvalidInputError(_NO_LABEL_IN_Y1) from e
+        raise
     if a.shape[0] != b.shape[0] or a.shape[0] == 0:
         raise InvalidInputError(f"y1 and y2 must be non-empty and of equal length, got {a.shape[0]} and {b.shape[0]}")
     C = int(classes.shape[0])
@@ -174,17 +188,21 @@ def cohen_kappa_score(
     in_y1 = xp.astype(xp.any(a >= 0), xp.float64)
     seen, total, num, den = _host(in_y1, total, xp.sum(w * cm), xp.sum(w * expected))
     if labels is not None and not seen:
-        raise InvalidInputError("labels: at least one label in labels must be present in y1")
+        raise InvalidInputError(_NO_LABEL_IN_Y1)
     if total == 0:
         warnings.warn(
-            "cohen_kappa_score is undefined: y2 contains no labels present in both y1 and labels",
+            "`y2` contains no labels that are present in both `y1` and `labels`. `cohen_kappa_score` is "
+            "undefined and set to the value defined by the `replace_undefined_by` param, which is set to "
+            f"{replace_undefined_by}.",
             UndefinedMetricWarning,
             stacklevel=2,
         )
         return float(replace_undefined_by)
     if den == 0:
         warnings.warn(
-            "cohen_kappa_score is undefined: y1, y2 and labels have only one label in common",
+            "`y1`, `y2` and `labels` have only one label in common. `cohen_kappa_score` is undefined and "
+            "set to the value defined by the `replace_undefined_by` param, which is set to "
+            f"{replace_undefined_by}.",
             UndefinedMetricWarning,
             stacklevel=2,
         )
@@ -192,13 +210,23 @@ def cohen_kappa_score(
     return float(1.0 - num / den)
 
 
+def _host_labels(labels: Any) -> np.ndarray:
+    """``labels`` as a 1-D NumPy array (for the few checks of a short class list)."""
+    labels = as_array_input(labels)
+    return np.asarray(labels if isinstance(labels, (list, tuple)) else to_numpy(labels)).reshape(-1)
+
+
 @on_input_device
-def top_k_accuracy_score(y_true: Any, y_score: Any, *, k: int = 2, normalize: bool = True, labels: Any = None) -> float:
+def top_k_accuracy_score(
+    y_true: Any, y_score: Any, *, k: int = 2, normalize: bool = True, sample_weight: Any = None, labels: Any = None
+) -> float:
     """Fraction (or number) of samples whose true class is among the ``k`` highest scores.
 
     Parameters
     ----------
     y_true : array of shape (n,)
+        Binary or multiclass labels (fractional floats are labels too, where scikit-learn
+        refuses a 'continuous' target).
     y_score : array of shape (n,) or (n, C)
         Binary: scores of the greater class (1-D). Multiclass: one column per class of
         ``labels`` (or the sorted classes of ``y_true``).
@@ -206,7 +234,10 @@ def top_k_accuracy_score(y_true: Any, y_score: Any, *, k: int = 2, normalize: bo
         Number of top classes that count as a hit; ``k >= C`` gives 1.0 with an
         :class:`UndefinedMetricWarning`, as scikit-learn.
     normalize : bool
-        ``False`` returns the number of hits (a float).
+        ``False`` returns the number of hits (a float; with ``sample_weight`` the sum of the
+        weights of the hits).
+    sample_weight : array of shape (n,), optional
+        Each sample counts its weight: the weighted mean (or sum) of the hits.
     labels : array of shape (C,), optional
         All classes, sorted and unique.
 
@@ -229,33 +260,62 @@ def top_k_accuracy_score(y_true: Any, y_score: Any, *, k: int = 2, normalize: bo
     0.6666666666666666
     """
     k = check_int(k, name="k", low=1)
+    y_true = as_array_input(y_true)
+    if isinstance(y_true, (list, tuple)):
+        y_true = np.asarray(y_true)
+    if getattr(y_true, "ndim", 1) != 1:
+        raise InvalidInputError(f"y type must be 'binary' or 'multiclass', got a y_true of shape {tuple(y_true.shape)}")
     xp, s = _score_array(y_score, y_true, "y_score")
     dev = _device(s)
-    if labels is not None and not _sorted_labels(labels):
-        raise InvalidInputError("labels must be sorted and unique (the columns of y_score are the sorted classes)")
-    _, classes, (codes,) = encode(y_true, labels=labels, names=("y_true",))
-    codes = _codes_on(codes, xp, dev)
-    C = int(classes.shape[0])
-    n = int(codes.shape[0])
+    # the class count decides binary vs multiclass as scikit-learn's type_of_target (more than
+    # two labels given make it multiclass even when y_true holds two)
+    _, classes_true, _ = encode(y_true, names=("y_true",))
+    n_true = int(classes_true.shape[0])
+    binary = n_true <= 2 and (labels is None or _host_labels(labels).size <= 2)
+    if binary:
+        if s.ndim == 2 and int(s.shape[1]) != 1:
+            raise InvalidInputError(
+                f"`y_true` is binary while y_score is 2d with {int(s.shape[1])} classes. If `y_true` "
+                "does not contain all the labels, `labels` must be provided."
+            )
+        s = xp.reshape(s, (-1,))
+    elif s.ndim != 2:
+        raise InvalidInputError(
+            "`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains "
+            f"multiple classes. Got `y_score.shape={tuple(s.shape)}`."
+        )
+    n = int(y_true.shape[0])
     if n != int(s.shape[0]) or n == 0:
         raise InvalidInputError(
             f"y_true and y_score must be non-empty and of equal length, got {n} and {int(s.shape[0])}"
         )
-    if labels is not None and bool(xp.any(codes < 0)):
-        raise InvalidInputError("y_true contains labels that are not in labels")
-    binary = C <= 2 and (s.ndim == 1 or int(s.shape[1]) == 1)
-    if binary:
-        s = xp.reshape(s, (-1,))
-        if C != 2:
-            raise InvalidInputError(f"y_true has {C} class(es) but a 1-D y_score needs 2; give labels")
+    n_score = int(s.shape[1]) if s.ndim == 2 else 2
+    if labels is None:
+        if n_true != n_score:
+            raise InvalidInputError(
+                f"Number of classes in 'y_true' ({n_true}) not equal to the number of classes in "
+                f"'y_score' ({n_score}). You can provide a list of all known classes by assigning "
+                "it to the `labels` parameter."
+            )
     else:
-        if s.ndim != 2:
-            raise InvalidInputError(f"y_score must be of shape (n, C) for {C} classes, got {tuple(s.shape)}")
-        if int(s.shape[1]) != C:
-            raise InvalidInputError(f"y_score has {int(s.shape[1])} columns but there are {C} classes; give labels")
+        lab = _host_labels(labels)
+        if np.unique(lab).size != lab.size:
+            raise InvalidInputError(f"Parameter 'labels' must be unique. Got {lab.tolist()}")
+        if not _sorted_labels(lab):
+            raise InvalidInputError(f"Parameter 'labels' must be ordered. Got {lab.tolist()}")
+        if lab.size != n_score:
+            raise InvalidInputError(
+                f"Number of given labels ({lab.size}) not equal to the number of classes in 'y_score' ({n_score})."
+            )
+    _, classes, (codes,) = encode(y_true, labels=labels, names=("y_true",))
+    codes = _codes_on(codes, xp, dev)
+    C = int(classes.shape[0])
+    if labels is not None and bool(xp.any(codes < 0)):
+        raise InvalidInputError("'y_true' contains labels not in parameter 'labels'.")
     if k >= C:
         warnings.warn(
-            f"k ({k}) >= the number of classes ({C}) gives a perfect, meaningless score",
+            f"'k' ({k}) greater than or equal to 'n_classes' ({C}) will result in a perfect score "
+            "and is therefore meaningless.",
             UndefinedMetricWarning,
             stacklevel=2,
         )
@@ -271,20 +331,35 @@ def top_k_accuracy_score(y_true: Any, y_score: Any, *, k: int = 2, normalize: bo
         mine = xp.sum(xp.where(cols == codes[:, None], s, xp.zeros_like(s)), axis=1)[:, None]
         above = (s > mine) | ((s == mine) & (cols > codes[:, None]))
         hits = xp.sum(xp.astype(above, xp.int64), axis=1) < k
-    n_hit = float(xp.sum(xp.astype(hits, xp.float64)))
-    return n_hit / n if normalize else n_hit
+    hits = xp.astype(hits, xp.float64)
+    w = _check_weights(sample_weight, n, xp, dev)
+    if w is None:
+        n_hit = float(xp.sum(hits))
+        return n_hit / n if normalize else n_hit
+    n_hit, w_sum = _host(xp.sum(hits * w), xp.sum(w))
+    if not normalize:
+        return n_hit
+    if w_sum == 0:
+        raise InvalidInputError("sample_weight sums to zero: the weighted mean is undefined")
+    return n_hit / w_sum
 
 
 @on_input_device
 def log_loss(
-    y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None, labels: Any = None
+    y_true: Any,
+    y_proba: Any = None,
+    *,
+    normalize: bool = True,
+    sample_weight: Any = None,
+    labels: Any = None,
+    y_pred: Any = "deprecated",
 ) -> float:
     """Cross-entropy of predicted probabilities (scikit-learn 1.9 semantics).
 
     Parameters
     ----------
     y_true : array of shape (n,)
-    y_pred : array of shape (n,) or (n, C)
+    y_proba : array of shape (n,) or (n, C)
         Probabilities in [0, 1]; columns are the sorted classes. 1-D (or one column): the
         probability of the greater of two classes. Values are clipped to
         ``[eps, 1 - eps]`` (``eps`` of the dtype) and **not** renormalised; rows that do not
@@ -296,6 +371,9 @@ def log_loss(
         Mean (default) or sum of the per-sample losses.
     sample_weight : array of shape (n,), optional
         Weights of the per-sample losses: their weighted mean (or weighted sum).
+    y_pred : array, deprecated
+        The former name of ``y_proba`` (scikit-learn 1.9 renamed it): accepted with a
+        ``FutureWarning``; giving both raises :class:`InvalidInputError`.
 
     Returns
     -------
@@ -310,15 +388,33 @@ def log_loss(
     >>> round(log_loss(np.array([0, 1, 1]), p), 4)
     0.5108
     """
+    if not (isinstance(y_pred, str) and y_pred == "deprecated"):
+        if y_proba is not None:
+            raise InvalidInputError(
+                "Cannot use both `y_pred` and `y_proba`. `y_pred` is deprecated, use `y_proba` instead."
+            )
+        warnings.warn(
+            "`y_pred` was renamed to `y_proba` in version 1.9 and will be removed in 1.11. Use `y_proba` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        y_proba = y_pred
+    if y_proba is None:
+        raise InvalidInputError("log_loss needs y_proba, the predicted probabilities")
+    # the messages name both spellings: y_pred was the name before scikit-learn 1.9
+    name = "y_proba (y_pred)"
     y_true = as_array_input(y_true)
-    xp, P = _score_array(y_pred, y_true, "y_pred")
+    xp, P = _score_array(y_proba, y_true, name)
     dev = _device(P)
     lo, hi = _host(xp.min(P), xp.max(P)) if P.size else (0.0, 0.0)
     if hi > 1 or lo < 0:
-        raise InvalidInputError(f"y_pred must be probabilities in [0, 1], got values in [{lo}, {hi}]")
+        raise InvalidInputError(f"{name} must be probabilities in [0, 1], got values in [{lo}, {hi}]")
     if labels is not None and not _sorted_labels(labels):
+        given = _host_labels(labels)
         warnings.warn(
-            f"labels {to_numpy(labels).tolist()} are not sorted: the columns of y_pred are taken as the sorted labels",
+            f"Labels passed were {given.tolist()}. But this function assumes labels are ordered "
+            f"lexicographically. Pass the ordered labels={np.sort(given).tolist()} and ensure that the "
+            "columns of y_prob correspond to this ordering. The columns are taken as the sorted labels.",
             UserWarning,
             stacklevel=2,
         )
@@ -337,18 +433,18 @@ def log_loss(
     n = int(codes.shape[0])
     if n != int(P.shape[0]) or n == 0:
         raise InvalidInputError(
-            f"y_true and y_pred must be non-empty and of equal length, got {n} and {int(P.shape[0])}"
+            f"y_true and {name} must be non-empty and of equal length, got {n} and {int(P.shape[0])}"
         )
     if labels is not None and bool(xp.any(codes < 0)):
         raise InvalidInputError("y_true contains labels that are not in labels")
     if P.ndim == 1:
         P = P[:, None]
     if P.ndim != 2:
-        raise InvalidInputError(f"y_pred must be 1-D or 2-D, got shape {tuple(P.shape)}")
+        raise InvalidInputError(f"{name} must be 1-D or 2-D, got shape {tuple(P.shape)}")
     if int(P.shape[1]) == 1:
         P = xp.concat([1 - P, P], axis=1)
     if int(P.shape[1]) != C:
-        raise InvalidInputError(f"y_pred has {int(P.shape[1])} columns but there are {C} classes; give labels")
+        raise InvalidInputError(f"{name} has {int(P.shape[1])} columns but there are {C} classes; give labels")
     eps = float(xp.finfo(P.dtype).eps)
     rows = xp.sum(P, axis=1)
     off = xp.any(xp.abs(rows - 1) > 1e-8 + math.sqrt(eps))
@@ -360,6 +456,6 @@ def log_loss(
     off, total, wsum = _host(off, ll, xp.sum(w)) if w is not None else (*_host(off, ll), float(n))
     if off:
         warnings.warn(
-            "The y_pred values do not sum to one. Make sure to pass probabilities.", UserWarning, stacklevel=2
+            "The y_prob values do not sum to one. Make sure to pass probabilities.", UserWarning, stacklevel=2
         )
     return -total / wsum if normalize else -total

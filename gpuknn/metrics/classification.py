@@ -156,9 +156,10 @@ def confusion_matrix(
         raise InvalidInputError(f"At least one label specified must be in y_true: labels={to_numpy(classes).tolist()}")
     C = int(classes.shape[0])
     w = _check_weights(sample_weight, int(t.shape[0]), xp, _device(t))
-    cm = _counts2d(t, p, C, C, xp, w)
     if w is not None and _integer_weights(sample_weight):
-        cm = xp.astype(cm, xp.int64)  # scikit-learn keeps integer weights' counts integer
+        cm = _integer_counts2d(t, p, C, sample_weight, xp)  # scikit-learn keeps integer weights integer
+    else:
+        cm = _counts2d(t, p, C, C, xp, w)
     if C == 1:
         warnings.warn(
             "A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have "
@@ -184,6 +185,27 @@ def _integer_weights(sample_weight: Any) -> bool:
     if isinstance(w, (list, tuple, int, float)):
         w = np.asarray(w)
     return array_namespace(w).isdtype(w.dtype, ("integral", "bool"))
+
+
+def _integer_counts2d(t: Any, p: Any, C: int, sample_weight: Any, xp: Any) -> Any:
+    """(C, C) int64 sums of integer ``sample_weight`` per (true, predicted) code pair (``-1``
+    codes not counted), exact where float64 sums would round (weights above 2**53) and
+    wrapping on int64 overflow as scikit-learn's: differences of one int64 cumulative sum
+    over the samples sorted by cell."""
+    dev = _device(t)
+    w = as_array_input(sample_weight)
+    w = np.asarray(w) if isinstance(w, (list, tuple, int, float)) else w
+    if array_namespace(w) is not xp or _device(w) != dev:
+        w = from_numpy(np.asarray(to_numpy(w)).astype(np.int64), xp, device=dev)
+    w = xp.broadcast_to(xp.astype(w, xp.int64), (int(t.shape[0]),))
+    keep = (t >= 0) & (p >= 0)
+    cell = xp.astype(t[keep] * C + p[keep], xp.int64)
+    order = xp.argsort(cell, stable=True)
+    cell, ws = xp.take(cell, order), xp.take(w[keep], order)
+    prefix = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(ws)])
+    cells = xp.arange(C * C, dtype=xp.int64, device=dev)
+    lo, hi = xp.searchsorted(cell, cells, side="left"), xp.searchsorted(cell, cells, side="right")
+    return xp.reshape(xp.take(prefix, hi) - xp.take(prefix, lo), (C, C))
 
 
 def _check_multilabel(y: Any, xp: Any, name: str) -> None:
@@ -363,13 +385,14 @@ def precision_recall_fscore_support(
         return zero_division if zero_division != "warn" or metric in warn_for else 0.0
 
     b2 = float(beta) ** 2
-    precision = _divide(tp, n_pred, zd("precision"), xp, "precision")
-    recall = _divide(tp, n_true, zd("recall"), xp, "recall")
+    by_sample = average == "samples"
+    precision = _divide(tp, n_pred, zd("precision"), xp, "precision", "predicted", by_sample)
+    recall = _divide(tp, n_true, zd("recall"), xp, "recall", "true", by_sample)
     if math.isinf(b2):  # the limit beta -> inf is recall (inf * 0 would make it NaN)
         fscore = recall
     else:
         f_den = (1 + b2) * tp + b2 * (n_true - tp) + (n_pred - tp)
-        fscore = _divide((1 + b2) * tp, f_den, zd("f-score"), xp, "F-score")
+        fscore = _divide((1 + b2) * tp, f_den, zd("f-score"), xp, "F-score", "true nor predicted", by_sample)
     if average is None:
         support = n_true if sample_weight is not None else xp.astype(n_true, xp.int64)
         return precision, recall, fscore, support

@@ -26,6 +26,7 @@ import numpy as np
 
 from .._backend import array_namespace, to_numpy
 from .._delegation import on_input_device
+from .._labels import as_array_input
 from ..errors import InvalidInputError
 from .external import contingency_matrix
 
@@ -49,11 +50,36 @@ def _length(y: Any) -> int:
     return int(shape[0]) if len(shape) else -1
 
 
-def _summary(labels_true: Any, labels_pred: Any, *, margins: bool = False) -> dict | None:
-    """MI, the two entropies, the table's shape (and margins): None for empty labelings."""
-    if _length(labels_true) == 0 and _length(labels_pred) == 0:
-        return None
-    N = contingency_matrix(labels_true, labels_pred)
+def _given_table(contingency: Any) -> Any:
+    """A user's contingency table as a 2-D array: a ``scipy.sparse`` matrix (scikit-learn's
+    ``contingency_matrix(sparse=True)``) densified on the host, a list as a NumPy array, an
+    array of any namespace as it is; it must hold non-negative integer counts."""
+    if hasattr(contingency, "toarray") and not hasattr(contingency, "__array_namespace__"):
+        contingency = contingency.toarray()  # scipy.sparse: a host table of R x C cells
+    contingency = as_array_input(contingency)
+    if isinstance(contingency, (list, tuple)):
+        contingency = np.asarray(contingency)
+    xp = array_namespace(contingency)
+    if contingency.ndim != 2:
+        raise InvalidInputError(f"contingency must be a 2-D table, got shape {tuple(contingency.shape)}")
+    if not xp.isdtype(contingency.dtype, ("integral", "bool")):
+        raise InvalidInputError(f"contingency must hold integer counts, got dtype {contingency.dtype}")
+    if bool(xp.any(contingency < 0)):
+        raise InvalidInputError("contingency holds negative counts")
+    return contingency
+
+
+def _summary(labels_true: Any, labels_pred: Any, *, margins: bool = False, table: Any = None) -> dict | None:
+    """MI, the two entropies, the table's shape (and margins): None for empty labelings.
+    ``table``: a validated contingency table to use instead of the labels'."""
+    if table is None:
+        if _length(labels_true) == 0 and _length(labels_pred) == 0:
+            return None
+        N = contingency_matrix(labels_true, labels_pred)
+    else:
+        N = table
+        if int(N.shape[0]) * int(N.shape[1]) == 0:
+            return None
     xp = array_namespace(N)
     R, C = int(N.shape[0]), int(N.shape[1])
     F = xp.astype(N, xp.float64)
@@ -144,13 +170,17 @@ def _expected_mutual_info(a: np.ndarray, b: np.ndarray) -> float:
 
 
 @on_input_device
-def mutual_info_score(labels_true: Any, labels_pred: Any) -> float:
+def mutual_info_score(labels_true: Any, labels_pred: Any, *, contingency: Any = None) -> float:
     """Mutual information of two labelings, in nats (scikit-learn's ``mutual_info_score``).
 
     Parameters
     ----------
     labels_true, labels_pred : arrays of shape (n,), n >= 1
-        Labels of any type (integers or floats of any namespace, host strings).
+        Labels of any type (integers or floats of any namespace, host strings). Not used
+        when ``contingency`` is given (``None`` is then fine).
+    contingency : array of shape (R, C), optional
+        Their contingency table (:func:`~gpuknn.metrics.contingency_matrix`: integer counts
+        of any namespace, or its ``scipy.sparse`` form, densified on the host).
 
     Returns
     -------
@@ -167,9 +197,10 @@ def mutual_info_score(labels_true: Any, labels_pred: Any) -> float:
     >>> round(mutual_info_score(np.array([0, 0, 1, 1]), np.array([5, 5, 7, 7])), 6)
     0.693147
     """
-    s = _summary(labels_true, labels_pred)
+    table = None if contingency is None else _given_table(contingency)
+    s = _summary(labels_true, labels_pred, table=table)
     if s is None:
-        raise InvalidInputError("labels_true and labels_pred are empty")
+        raise InvalidInputError("labels_true and labels_pred are empty" if table is None else "contingency is empty")
     return s["mi"]
 
 

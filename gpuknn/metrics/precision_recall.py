@@ -20,7 +20,7 @@ from .._backend import device_of as _device
 from .._delegation import on_input_device
 from .._labels import encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _check_weights
+from ._labels import UndefinedMetricWarning, _binary_pos_label, _check_weights
 from .ranking import _roc_counts
 
 __all__ = ["precision_recall_curve", "average_precision_score"]
@@ -56,7 +56,8 @@ def _to(a: Any, xp: Any, dev: Any) -> Any:
 
 
 def _positive(y_true: Any, pos_label: Any, xp: Any, dev: Any) -> Any:
-    """y_true == pos_label as float64 of ``xp`` (pos_label None: y_true must be {0, 1} / {-1, 1})."""
+    """y_true == pos_label as float64 of ``xp`` (pos_label None: y_true must be {0, 1} / {-1, 1},
+    see :func:`._labels._binary_pos_label`)."""
     if is_host_nonnumeric(y_true) or isinstance(y_true, (list, tuple)):
         y = np.asarray(to_numpy(y_true))
         yx = None
@@ -64,15 +65,8 @@ def _positive(y_true: Any, pos_label: Any, xp: Any, dev: Any) -> Any:
         y, yx = y_true, array_namespace(y_true)
     if y.ndim != 1:
         raise InvalidInputError(f"y_true must be 1-D, got shape {tuple(y.shape)}")
-    if pos_label is None:
-        classes = set(to_numpy(yx.unique_values(y)).tolist() if yx is not None else np.unique(y).tolist())
-        if not (classes <= {0, 1} or classes <= {-1, 1}):
-            raise InvalidInputError(
-                f"y_true takes values {sorted(map(str, classes))}, not {{0, 1}} or {{-1, 1}}: give pos_label"
-            )
-        pos_label = 1
-    if isinstance(pos_label, np.generic):
-        pos_label = pos_label.item()  # strict namespaces accept Python scalars only
+    # a Python scalar comes back: strict namespaces accept no NumPy scalar
+    pos_label = _binary_pos_label(to_numpy(yx.unique_values(y)) if yx is not None else np.unique(y), pos_label)
     if yx is None:
         return _to((y == pos_label).astype(np.float64), xp, dev)
     return _to(xp.astype(y == pos_label, xp.float64), xp, dev)
@@ -224,12 +218,15 @@ def average_precision_score(
     dev = _device(s)
     ndim = np.ndim(y_true) if not hasattr(y_true, "ndim") else y_true.ndim
     if ndim == 2:  # multilabel indicator
-        if pos_label != 1:
-            raise InvalidInputError(f"pos_label is fixed to 1 for a multilabel y_true, got {pos_label!r}")
         Y = from_numpy(np.asarray(y_true), xp, device=dev) if isinstance(y_true, (list, tuple)) else y_true
         Y = _to(Y, xp, dev)  # a host-encoded or other-device array: to the scores' device
         if not bool(xp.all((Y == 0) | (Y == 1))):
-            raise InvalidInputError("a 2-D y_true must be a 0/1 indicator matrix")
+            raise InvalidInputError(
+                "multiclass-multioutput format is not supported: a 2-D y_true must be a 0/1 (multilabel) "
+                "indicator matrix"
+            )
+        if pos_label != 1:
+            raise InvalidInputError(f"pos_label is fixed to 1 for a multilabel y_true, got {pos_label!r}")
         Y = xp.astype(Y, xp.float64)
         binary = False
     elif ndim == 1:

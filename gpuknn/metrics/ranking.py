@@ -25,7 +25,7 @@ from .._backend import device_of as _device
 from .._delegation import on_input_device
 from .._labels import as_array_input, encode, is_host_nonnumeric
 from ..errors import InvalidInputError
-from ._labels import UndefinedMetricWarning, _check_weights
+from ._labels import OptionNotImplementedError, UndefinedMetricWarning, _binary_pos_label, _check_weights
 
 __all__ = ["roc_curve", "det_curve", "roc_auc_score", "roc_convex_hull", "borda_rank"]
 
@@ -54,33 +54,20 @@ def _check_scores(s: Any, xp: Any, ndim: int, name: str = "y_score", device: Any
 
 
 def _binary_target(y_true: Any, pos_label: Any, xp: Any, device: Any = None) -> Any:
-    """y_true as a float64 0/1 vector of ``xp`` (1 = positive); host labels go on ``device``
-    (the scores' device)."""
+    """y_true as a float64 0/1 vector of ``xp`` (1 = positive, see :func:`._labels._binary_pos_label`);
+    host labels go on ``device`` (the scores' device)."""
     y_true = as_array_input(y_true)
     if is_host_nonnumeric(y_true):
         y = np.asarray(to_numpy(y_true))
-        classes = np.unique(y)
-        if pos_label is None:
-            raise InvalidInputError(f"pos_label is needed for non-numeric labels {classes.tolist()}")
-        if classes.size > 2:
-            raise InvalidInputError(f"y_true must be binary, got classes {classes.tolist()}")
+        if y.ndim != 1:
+            raise InvalidInputError(f"y_true must be 1-D, got shape {tuple(y.shape)}")
+        pos_label = _binary_pos_label(np.unique(y), pos_label)
         return from_numpy((y == pos_label).astype(np.float64), xp, device=device)
     if isinstance(y_true, (list, tuple)):
         y_true = from_numpy(np.asarray(y_true), xp, device=device)
     if y_true.ndim != 1:
         raise InvalidInputError(f"y_true must be 1-D, got shape {tuple(y_true.shape)}")
-    classes = to_numpy(xp.unique_values(y_true))
-    if classes.size > 2:
-        raise InvalidInputError(
-            f"y_true must be binary, got {classes.size} classes; use roc_auc_score with "
-            "(n, C) scores and multi_class='ovr' or 'ovo'"
-        )
-    if pos_label is None:
-        if not (set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}):
-            raise InvalidInputError(f"y_true classes {classes.tolist()} are not {{0, 1}} or {{-1, 1}}; give pos_label")
-        pos_label = 1
-    if isinstance(pos_label, np.generic):
-        pos_label = pos_label.item()  # strict namespaces accept Python scalars only
+    pos_label = _binary_pos_label(to_numpy(xp.unique_values(y_true)), pos_label)  # C values only
     return xp.astype(y_true == pos_label, xp.float64)
 
 
@@ -114,7 +101,11 @@ def _roc_counts(y: Any, s: Any, xp: Any, w: Any = None) -> tuple[Any, Any, Any]:
 
 
 def _warn_one_class(what: str) -> None:
-    warnings.warn(f"only one class in y_true: {what} is undefined (NaN)", UndefinedMetricWarning, stacklevel=3)
+    warnings.warn(
+        f"Only one class is present in y_true. {what} score is not defined in that case (NaN).",
+        UndefinedMetricWarning,
+        stacklevel=3,
+    )
 
 
 def _curve_counts(y_true: Any, y_score: Any, pos_label: Any, sample_weight: Any) -> tuple[Any, Any, Any, Any]:
@@ -124,7 +115,10 @@ def _curve_counts(y_true: Any, y_score: Any, pos_label: Any, sample_weight: Any)
     s = _check_scores(y_score, xp, 1, device=input_device([y_score, y_true]))
     y = _binary_target(y_true, pos_label, xp, _device(s))
     if y.shape[0] != s.shape[0]:
-        raise InvalidInputError(f"y_true and y_score have different lengths: {y.shape[0]} and {s.shape[0]}")
+        raise InvalidInputError(
+            f"y_true and y_score have inconsistent numbers of samples (different lengths): {y.shape[0]} and "
+            f"{s.shape[0]}"
+        )
     if y.shape[0] == 0:
         raise InvalidInputError("y_true and y_score are empty")
     w = _check_weights(sample_weight, int(s.shape[0]), xp, _device(s))
@@ -185,8 +179,18 @@ def roc_curve(
     fps, tps = xp.concat([zero, fps]), xp.concat([zero, tps])
     thr = xp.concat([xp.full(1, float("inf"), dtype=thr.dtype, device=dev), thr])
     P, N = float(tps[-1]), float(fps[-1])
-    if P == 0 or N == 0:
-        _warn_one_class("the ROC curve")
+    if N == 0:
+        warnings.warn(
+            "No negative samples in y_true, false positive value should be meaningless",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+    if P == 0:
+        warnings.warn(
+            "No positive samples in y_true, true positive value should be meaningless",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
     fpr = fps / N if N > 0 else xp.full_like(fps, float("nan"))
     tpr = tps / P if P > 0 else xp.full_like(tps, float("nan"))
     return fpr, tpr, thr
@@ -360,7 +364,9 @@ def roc_auc_score(
     ndim = 1 if isinstance(y_score, (list, tuple)) and np.ndim(y_score) == 1 else getattr(y_score, "ndim", 2)
     s = _check_scores(y_score, xp, 2 if ndim == 2 else 1, device=input_device([y_score, y_true]))
     dev = _device(s)
-    w = _check_weights(sample_weight, int(s.shape[0]), xp, dev)
+    multiclass = ndim == 2 and getattr(y_true, "ndim", np.ndim(y_true)) == 1
+    # multiclass: the options are checked first, as scikit-learn (ovo refuses any sample_weight)
+    w = None if multiclass else _check_weights(sample_weight, int(s.shape[0]), xp, dev)
     if getattr(y_true, "ndim", np.ndim(y_true)) == 2:  # multilabel indicator
         Y = from_numpy(np.asarray(y_true), xp, device=dev) if not array_api_obj(y_true) else y_true
         if array_namespace(Y) is not xp or _device(Y) != dev:
@@ -393,17 +399,22 @@ def roc_auc_score(
             f"`None`, received `max_fpr={max_fpr}` instead"
         )
     if multi_class not in ("ovr", "ovo"):
-        raise InvalidInputError(f"(n, C) scores need multi_class='ovr' or 'ovo', got {multi_class!r}")
-    allowed = ("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted")
+        raise InvalidInputError(
+            f"multi_class must be in ('ovo', 'ovr') for (n, C) scores of a multiclass y_true, got {multi_class!r}"
+        )
+    allowed = ("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted", None)
     if average not in allowed:
         raise InvalidInputError(
-            f"average must be one of {allowed} for multiclass problems with multi_class={multi_class!r}, "
-            f"got {average!r}"
+            f"average must be one of {allowed} for multiclass problems (multi_class={multi_class!r}), got {average!r}"
         )
-    if multi_class == "ovo" and w is not None:
+    if multi_class == "ovo" and sample_weight is not None:
         raise InvalidInputError(
-            "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be None"
+            "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be None "
+            "in this case."
         )
+    if multi_class == "ovo" and average is None:
+        raise OptionNotImplementedError("average=None is not implemented for multi_class='ovo'.")
+    w = _check_weights(sample_weight, int(s.shape[0]), xp, dev)
     if labels is not None:
         lab = np.asarray(to_numpy(as_array_input(labels)) if not isinstance(labels, (list, tuple)) else labels)
         uniq = np.unique(lab)

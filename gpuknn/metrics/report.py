@@ -20,9 +20,11 @@ import numpy as np
 
 from .._backend import array_namespace, check_int, to_numpy
 from .._delegation import on_input_device
+from .._labels import as_array_input
 from ..errors import InvalidInputError
 from ._labels import _divide
 from .classification import _binary_index, _per_class_counts
+from .classification import precision_recall_fscore_support as prfs
 
 __all__ = ["classification_report", "sensitivity_specificity_support", "geometric_mean_score"]
 
@@ -41,9 +43,9 @@ def _mean(v: np.ndarray, w: np.ndarray) -> float:
 
 
 def _prf(tp: np.ndarray, npred: np.ndarray, ntrue: np.ndarray, zero_division: Any) -> tuple:
-    p = _divide(tp, npred, zero_division, _npx, "precision")
-    r = _divide(tp, ntrue, zero_division, _npx, "recall")
-    f = _divide(2 * tp, npred + ntrue, zero_division, _npx, "F-score")
+    p = _divide(tp, npred, zero_division, _npx, "precision", "predicted")
+    r = _divide(tp, ntrue, zero_division, _npx, "recall", "true")
+    f = _divide(2 * tp, npred + ntrue, zero_division, _npx, "F-score", "true nor predicted")
     return p, r, f
 
 
@@ -105,6 +107,10 @@ def classification_report(
     <BLANKLINE>
     """
     digits = check_int(digits, name="digits", low=0)
+    if getattr(as_array_input(y_true), "ndim", np.ndim(y_true)) == 2:  # multilabel indicator matrices
+        return _multilabel_report(
+            y_true, y_pred, labels, target_names, sample_weight, digits, output_dict, zero_division
+        )
     xp, classes, tp, npred, ntrue = _per_class_counts(y_true, y_pred, labels, sample_weight=sample_weight)
     counts = to_numpy(xp.stack([tp, npred, ntrue]))  # the one transfer
     tp, npred, ntrue = (np.asarray(c, dtype=np.float64) for c in counts)
@@ -148,6 +154,11 @@ def classification_report(
         if "accuracy" in out:
             out["accuracy"] = out["accuracy"]["precision"]
         return out
+    return _layout(names, rows, averages, digits)
+
+
+def _layout(names: list, rows: list, averages: list, digits: int) -> str:
+    """scikit-learn's text layout of the per-class ``rows`` and the ``averages``."""
     width = max(max((len(nm) for nm in names), default=0), len("weighted avg"), digits)
     report = ("{:>{width}s} " + " {:>9}" * 4).format("", *_HEADERS, width=width) + "\n\n"
     row_fmt = "{:>{width}s} " + " {:>9.{digits}f}" * 3 + " {:>9}\n"
@@ -161,6 +172,49 @@ def classification_report(
         else:
             report += row_fmt.format(heading, *vals, width=width, digits=digits)
     return report
+
+
+def _multilabel_report(
+    y_true: Any,
+    y_pred: Any,
+    labels: Any,
+    target_names: Any,
+    sample_weight: Any,
+    digits: int,
+    output_dict: bool,
+    zero_division: Any,
+) -> str | dict:
+    """classification_report of multilabel 0/1 indicator matrices: a row per label (column),
+    then the micro, macro, weighted and samples averages, as scikit-learn."""
+    kw = {"labels": labels, "sample_weight": sample_weight, "zero_division": zero_division}
+    p, r, f, sup = (np.asarray(to_numpy(v), dtype=np.float64) for v in prfs(y_true, y_pred, average=None, **kw))
+    cols = (
+        list(range(int(np.shape(to_numpy(as_array_input(y_true)))[1])))
+        if labels is None
+        else np.asarray(to_numpy(as_array_input(labels)) if hasattr(labels, "shape") else labels).tolist()
+    )
+    names = [str(c) for c in cols] if target_names is None else [str(t) for t in target_names]
+    if len(names) != len(cols):
+        if labels is None:
+            raise InvalidInputError(
+                f"target_names has {len(names)} names but there are {len(cols)} labels; give labels"
+            )
+        warnings.warn(
+            f"labels size, {len(cols)}, does not match size of target_names, {len(names)}", UserWarning, stacklevel=3
+        )
+    support = sup.astype(np.int64) if sample_weight is None else sup
+    rows = list(zip(names, p.tolist(), r.tolist(), f.tolist(), support.tolist()))
+    total = int(support.sum()) if sample_weight is None else float(support.sum())
+    averages = [
+        (f"{avg} avg", [*(float(v) for v in prfs(y_true, y_pred, average=avg, **kw)[:3]), total])
+        for avg in ("micro", "macro", "weighted", "samples")
+    ]
+    if output_dict:
+        out: dict = {nm: dict(zip(_HEADERS, map(float, vals))) for nm, *vals in rows}
+        for heading, vals in averages:
+            out[heading] = dict(zip(_HEADERS, map(float, vals)))
+        return out
+    return _layout(names, rows, averages, digits)
 
 
 def _check_average(average: Any, allowed: tuple) -> None:
@@ -218,6 +272,15 @@ def sensitivity_specificity_support(
     ([1.0, 0.5, 1.0], [1.0, 1.0, 0.6666666666666666], [1, 2, 1])
     """
     _check_average(average, (None, "binary", "micro", "macro", "weighted"))
+    if isinstance(pos_label, np.generic):
+        pos_label = pos_label.item()
+    if average != "binary" and not (pos_label is None or (isinstance(pos_label, (int, float)) and pos_label == 1)):
+        warnings.warn(
+            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got "
+            f"{average!r}). You may use labels=[pos_label] to specify a single positive class.",
+            UserWarning,
+            stacklevel=3,
+        )
     xp, classes, tp, npred, ntrue = _per_class_counts(
         y_true, y_pred, None if average == "binary" else labels, sample_weight=sample_weight
     )
@@ -310,7 +373,7 @@ def geometric_mean_score(
             return array_namespace(sen).sqrt(sen * spe)
         return math.sqrt(sen * spe)
     xp, _, tp, _, ntrue = _per_class_counts(y_true, y_pred, labels, sample_weight=sample_weight)
-    recall = _divide(tp, ntrue, "warn", xp, "recall")
+    recall = _divide(tp, ntrue, "warn", xp, "recall", "true")
     recall = xp.where(recall == 0, xp.full_like(recall, float(correction)), recall)
     zero = xp.any(recall == 0)
     logs = xp.log(xp.where(recall > 0, recall, xp.ones_like(recall)))
