@@ -24,13 +24,22 @@ from typing import Any
 import array_api_compat
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.neighbors._base import KNeighborsMixin as _SkKNeighborsMixin
+from sklearn.neighbors._base import RadiusNeighborsMixin as _SkRadiusNeighborsMixin
 
 from .._backend import array_namespace, check_int, device_of, to_numpy
 from .._delegation import bincount, csr_matrix, device_scope, order_rows
 from .._labels import encode_labels
 from ..base import BaseEstimator, check_is_fitted, check_query, uses_dask, validate_data
 from ..errors import InvalidInputError
-from ..ops.hostmetric import PreparedHost, check_precomputed
+from ..ops.hostmetric import (
+    HOST_METRICS,
+    HostMetric,
+    PreparedHost,
+    check_precomputed,
+    host_metric,
+    is_distance_metric_object,
+)
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
 from ..ops.kneighbors import PreparedReference, dense_neighbors, drop_self
 from ..ops.limits import check_working_memory
@@ -111,6 +120,12 @@ class NeighborsBase(BaseEstimator):
                 SyntaxWarning,
                 stacklevel=4,
             )
+        if is_distance_metric_object(metric) or (isinstance(metric, str) and metric in HOST_METRICS):
+            # served on the host (gpuknn.ops.hostmetric), by any algorithm (brute force)
+            self.effective_metric_, self.effective_metric_params_, self._metric = metric, params, "callable"
+            if isinstance(metric, str):
+                HostMetric(metric, params)  # parameter names checked before the data are read
+            return
         if callable(metric):
             if self.algorithm == "kd_tree":
                 raise InvalidInputError(f"kd_tree does not support callable metric {metric!r}")
@@ -130,18 +145,20 @@ class NeighborsBase(BaseEstimator):
         unknown = sorted(set(params) - {"p", "w"})
         if unknown:
             raise InvalidInputError(f"metric_params {unknown} are not parameters of metric 'minkowski' (p, w)")
-        if params.get("w") is not None:
-            raise InvalidInputError("metric_params 'w' (weighted Minkowski) is not supported by gpuknn")
         eff_p = params.get("p", p)
         eff_p = 2.0 if eff_p is None else check_p(eff_p, name="p")
+        if params.get("w") is not None:  # weighted Minkowski: on the host
+            self.effective_metric_, self._metric = "minkowski", "callable"
+            self.effective_metric_params_ = {"p": eff_p, "w": params["w"]}
+            return
         self._metric = resolve_metric("minkowski", eff_p)
         names = {1.0: "manhattan", 2.0: "euclidean", math.inf: "chebyshev"}
         self.effective_metric_ = names.get(eff_p, "minkowski")
         self.effective_metric_params_ = {} if eff_p in names else {"p": params.get("p", p), "w": None}
         if eff_p < 1:
-            if self.algorithm == "kd_tree":
+            if self.algorithm in ("kd_tree", "ball_tree"):
                 raise InvalidInputError(
-                    'algorithm="kd_tree" does not support 0 < p < 1 for the Minkowski metric. '
+                    f'algorithm="{self.algorithm}" does not support 0 < p < 1 for the Minkowski metric. '
                     'To resolve this problem either set p >= 1 or algorithm="brute".'
                 )
             warnings.warn(
@@ -171,7 +188,7 @@ class NeighborsBase(BaseEstimator):
         X = _fitted_rows(X)
         xp = array_namespace(X)
         # The one value check (finite, squares in range): its magnitude is kept for queries.
-        X, self._fit_magnitude = validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
+        X, self._fit_magnitude = self._validate(X, xp, reset=True)
         self._fit_X = X  # a dask X (if accepted) stays lazy
         if uses_dask(self) and self._metric not in INNER_METRICS:
             raise InvalidInputError(
@@ -189,9 +206,37 @@ class NeighborsBase(BaseEstimator):
             check_precomputed(X)
         # "ball_tree" finds the same neighbours as "auto" (a k-d tree or brute force).
         algorithm = "auto" if isinstance(self.algorithm, str) and self.algorithm == "ball_tree" else self.algorithm
+        k = getattr(self, "n_neighbors", None)
+        if algorithm == "auto" and isinstance(k, int) and k >= self.n_samples_fit_ // 2:
+            algorithm = "brute"  # scikit-learn's rule: a tree does not pay for half the rows
         self._fit_method = resolve_algorithm(algorithm, xp, self._metric, self.n_features_in_)
+        if self._metric == "callable" and self.algorithm in ("auto", "ball_tree") and algorithm != "brute":
+            # scikit-learn's label (its ball tree serves these metrics); gpuknn runs brute
+            # force on the host either way (_build_index)
+            self._fit_method = "ball_tree" if self.n_features_in_ <= 15 or self.algorithm == "ball_tree" else "brute"
         self._build_index()
         return xp
+
+    def _allows_nan(self) -> bool:
+        return isinstance(self.metric, str) and self.metric == "nan_euclidean"
+
+    def _validate(self, X: Any, xp: Any, *, reset: bool) -> tuple[Any, Any]:
+        """``(X, max |X|)`` validated; ``metric="nan_euclidean"`` lets NaN through (its
+        point), still refusing infinities, and has no magnitude (no squares are formed on
+        the engine's path)."""
+        if not self._allows_nan():
+            if reset:
+                return validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
+            X, _, mag = check_query(self, X, return_magnitude=True)
+            return X, mag
+        if reset:
+            X = validate_data(self, X, reset=True, xp=xp, check_finite=False)
+        else:
+            fit = self._fit_X
+            X = validate_data(self, X, reset=False, xp=xp, dtype=fit.dtype, device=device_of(fit), check_finite=False)
+        if bool(xp.any(xp.isinf(X))):
+            raise InvalidInputError("Input X contains infinity (metric='nan_euclidean' accepts NaN only)")
+        return X, 0.0
 
     def _build_index(self) -> None:
         if uses_dask(self):  # searched by gpuknn.distributed at each query: nothing to build
@@ -199,10 +244,12 @@ class NeighborsBase(BaseEstimator):
             return
         brute = self._fit_method == "brute"
         mag = self._fit_magnitude
-        self._tree = None if brute else build_tree(self._fit_X, name="X", magnitude=mag)
         if self._metric in ("precomputed", "callable"):  # the host path (gpuknn.ops.hostmetric)
-            self._ref = PreparedHost(self._fit_X, self.metric, self.effective_metric_params_)
+            self._tree = None
+            func = host_metric(self.metric, self.effective_metric_params_, self._fit_X) or self.metric
+            self._ref = PreparedHost(self._fit_X, func, self.effective_metric_params_)
             return
+        self._tree = None if brute else build_tree(self._fit_X, name="X", magnitude=mag)
         # Prepared once here, not at every query (the engine's reference statistics and rows).
         self._ref = (
             PreparedReference(
@@ -263,11 +310,20 @@ class NeighborsBase(BaseEstimator):
         if X is None:
             check_is_fitted(self, "_fit_X")
             return self._fit_X, array_namespace(self._fit_X), self._fit_magnitude
+        if self._allows_nan():
+            xp = array_namespace(self._fit_X)
+            X, mag = self._validate(X, xp, reset=False)
+            return X, xp, mag
         return check_query(self, X, return_magnitude=True)
 
 
-class KNeighborsMixin:
-    """``kneighbors`` and ``kneighbors_graph`` of a fitted :class:`NeighborsBase`."""
+class KNeighborsMixin(_SkKNeighborsMixin):
+    """``kneighbors`` and ``kneighbors_graph`` of a fitted :class:`NeighborsBase`.
+
+    A subclass of scikit-learn's mixin (every method overridden here) so that code which
+    asks ``issubclass(est, sklearn.neighbors._base.KNeighborsMixin)`` -- scikit-learn's
+    own tests pick ``n_neighbors`` or ``radius`` that way -- treats the drop-in alike.
+    """
 
     def kneighbors(self, X: Any = None, n_neighbors: int | None = None, return_distance: bool = True):
         """The k nearest training rows of each query, nearest first.
@@ -330,8 +386,10 @@ class KNeighborsMixin:
             return csr_matrix(data, xp.reshape(idx, (-1,)), indptr, (n, self.n_samples_fit_))
 
 
-class RadiusNeighborsMixin:
-    """``radius_neighbors`` and ``radius_neighbors_graph`` of a fitted :class:`NeighborsBase`."""
+class RadiusNeighborsMixin(_SkRadiusNeighborsMixin):
+    """``radius_neighbors`` and ``radius_neighbors_graph`` of a fitted :class:`NeighborsBase`
+    (a subclass of scikit-learn's mixin, for ``issubclass`` checks, as
+    :class:`KNeighborsMixin`)."""
 
     def radius_neighbors(
         self, X: Any = None, radius: float | None = None, return_distance: bool = True, sort_results: bool = False
