@@ -17,6 +17,7 @@ scikit-learn does (no array library has ragged arrays). Graphs are
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from typing import Any
@@ -50,6 +51,7 @@ from . import _dask  # dask's own modules load only when it runs (distributed._d
 __all__ = ["NeighborsBase", "KNeighborsMixin", "RadiusNeighborsMixin", "NeighborsClassifierMixin"]
 
 _MODES = ("connectivity", "distance")
+_KD_TREE_METRICS = ("euclidean", "l2", "minkowski", "p", "manhattan", "cityblock", "l1", "chebyshev", "infinity")
 
 
 def check_radius_value(radius: Any) -> float:
@@ -102,6 +104,13 @@ class NeighborsBase(BaseEstimator):
     """
 
     _needs_distance = False
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # X holds distances to the training rows: cross-validation splits both axes
+        # (scikit-learn's _safe_split), as for scikit-learn's neighbour estimators.
+        tags.input_tags.pairwise = isinstance(self.metric, str) and self.metric == "precomputed"
+        return tags
 
     def _check_params(self) -> None:
         """Estimator-specific parameter checks (run first in ``fit``)."""
@@ -204,6 +213,10 @@ class NeighborsBase(BaseEstimator):
                     f"got shape {tuple(X.shape)}"
                 )
             check_precomputed(X)
+        if isinstance(self.algorithm, str) and self.algorithm == "kd_tree" and not self._kd_tree_metric():
+            # scikit-learn's KDTree serves the Minkowski family only; asking for it with another
+            # metric is an error there, and so here (the answer would not be a k-d tree's)
+            raise InvalidInputError(f"Metric '{self.metric}' not valid for algorithm 'kd_tree'")
         # "ball_tree" finds the same neighbours as "auto" (a k-d tree or brute force).
         algorithm = "auto" if isinstance(self.algorithm, str) and self.algorithm == "ball_tree" else self.algorithm
         k = getattr(self, "n_neighbors", None)
@@ -216,6 +229,15 @@ class NeighborsBase(BaseEstimator):
             self._fit_method = "ball_tree" if self.n_features_in_ <= 15 or self.algorithm == "ball_tree" else "brute"
         self._build_index()
         return xp
+
+    def _kd_tree_metric(self) -> bool:
+        """Whether scikit-learn's KDTree takes this metric (its ``VALID_METRICS["kd_tree"]``:
+        the Minkowski family, unweighted; a ``DistanceMetric`` object too)."""
+        if not isinstance(self.metric, str):
+            return not callable(self.metric)
+        if self.metric == "minkowski":
+            return self.effective_metric_params_.get("w") is None
+        return self.metric in _KD_TREE_METRICS
 
     def _allows_nan(self) -> bool:
         return isinstance(self.metric, str) and self.metric == "nan_euclidean"
@@ -450,7 +472,10 @@ class RadiusNeighborsMixin(_SkRadiusNeighborsMixin):
                 f"{type(self).__name__}'s radius methods do not accept dask arrays (fitted or queried): "
                 "use kneighbors / kneighbors_graph, or compute the arrays first"
             )
-        radius = check_radius_value(self.radius if radius is None else radius)
+        radius = self.radius if radius is None else radius
+        if not isinstance(radius, (str, bytes)) and np.ndim(radius) == 1:
+            return self._per_query_radius(X, np.asarray(to_numpy(radius) if hasattr(radius, "shape") else radius), sort)
+        radius = check_radius_value(radius)
         train = X is None
         if radius == math.inf:
             return self._all_pairs(X, sort)
@@ -485,6 +510,22 @@ class RadiusNeighborsMixin(_SkRadiusNeighborsMixin):
             indptr = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(counts)])
             return indptr, c, d
 
+    def _per_query_radius(self, X: Any, radii: np.ndarray, sort: bool) -> tuple[Any, Any, Any]:
+        """One radius per query (scikit-learn's trees take an array): the pairs within the
+        largest, each row then cut to its own radius."""
+        n = self.n_samples_fit_ if X is None else int(X.shape[0])
+        if radii.shape[0] != n:
+            raise InvalidInputError(f"radius has {radii.shape[0]} values; expected one per query row ({n})")
+        vals = [check_radius_value(float(r)) for r in radii]
+        indptr, c, d = self._radius_pairs(X, max(vals, default=0.0), sort)
+        xp, dev = array_namespace(c), device_of(c)
+        counts = indptr[1:] - indptr[:-1]
+        rows = xp.repeat(xp.arange(n, dtype=xp.int64, device=dev), counts)
+        keep = xp.nonzero(xp.astype(d, xp.float64) <= xp.take(xp.asarray(vals, dtype=xp.float64, device=dev), rows))[0]
+        rows, c, d = xp.take(rows, keep), xp.take(c, keep), xp.take(d, keep)
+        indptr = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(bincount(rows, n))])
+        return indptr, c, d
+
     def _all_pairs(self, X: Any, sort: bool) -> tuple[Any, Any, Any]:
         """``radius=inf``: every training row (but the query's own with X=None), from the
         exact k-neighbour search with k = all of them (no radius arithmetic with infinity)."""
@@ -510,10 +551,44 @@ class NeighborsClassifierMixin(ClassifierMixin):
     at ``predict``, and scikit-learn's accuracy ``score`` on the host."""
 
     def _fit_labels(self, y: Any) -> None:
+        """``classes_`` and the encoded ``_y``; a 2-D ``y`` with several columns is
+        multi-output (scikit-learn's ``outputs_2d_``): ``classes_`` is then a list (one
+        array per output) and ``_y`` the (n_samples, n_outputs) codes."""
         X = self._fit_X
         # dask training data: the labels on the host (the vote tasks gather them there)
         lxp, dev = (np, None) if array_api_compat.is_dask_array(X) else (array_namespace(X), device_of(X))
-        self.classes_, self._y = encode_labels(y, X.shape[0], lxp, dev)
+        y_host = y
+        if y is not None and not array_api_compat.is_dask_array(y):
+            y_host = to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y)
+        self.outputs_2d_ = getattr(y_host, "ndim", 1) == 2 and y_host.shape[1] > 1
+        if not self.outputs_2d_:
+            self.classes_, self._y = encode_labels(y, X.shape[0], lxp, dev)
+            return
+        per = [encode_labels(y_host[:, j], X.shape[0], lxp, dev) for j in range(y_host.shape[1])]
+        self.classes_ = [c for c, _ in per]
+        self._y = lxp.stack([codes for _, codes in per], axis=1)
+
+    def _output_views(self) -> list:
+        """One single-output shallow copy of this fitted multi-output classifier per output
+        (its ``classes_`` and ``_y``; the training rows and index shared): each output is
+        predicted by the single-output code, as scikit-learn predicts each output alike."""
+        views = []
+        for j, classes in enumerate(self.classes_):
+            view = copy.copy(self)
+            view.outputs_2d_, view.classes_, view._y = False, classes, self._y[:, j]
+            self._output_view(view, j)
+            views.append(view)
+        return views
+
+    def _output_view(self, view: Any, j: int) -> None:
+        """Per-output state a subclass derives from the labels (none here)."""
+
+    def _stack_outputs(self, preds: list) -> Any:
+        """(n_queries, n_outputs) predictions from one (n_queries,) array per output."""
+        if all(not isinstance(p, np.ndarray) for p in preds):
+            return array_namespace(preds[0]).stack(preds, axis=1)
+        host = [to_numpy(p) for p in preds]
+        return np.stack(host, axis=1) if len({h.dtype for h in host}) == 1 else np.stack(host, axis=1).astype(object)
 
     def _labels_of(self, idx: Any, xp: Any) -> Any:
         """Class indices of the training rows ``idx`` (any shape)."""
@@ -532,4 +607,6 @@ class NeighborsClassifierMixin(ClassifierMixin):
         y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
         if y_host.shape[0] != pred.shape[0]:
             raise InvalidInputError(f"X has {pred.shape[0]} samples but y has {y_host.shape[0]}")
+        if pred.ndim == 2:  # multi-output: a sample counts when every output is right (subset accuracy)
+            return float(np.mean(np.all(pred == y_host.reshape(pred.shape), axis=1)))
         return float(np.mean(pred == y_host))

@@ -235,7 +235,8 @@ class HostReference:
             if index is None:
                 out = f.pairwise(Q, np.asarray(R, dtype=np.float64))
             else:
-                out = np.stack([f.pairwise(Q[i : i + 1], R[row])[0] for i, row in enumerate(index)]) if len(index) else np.zeros(index.shape)
+                rows = [f.pairwise(Q[i : i + 1], R[row])[0] for i, row in enumerate(index)]
+                out = np.stack(rows) if rows else np.zeros(index.shape)
             out = np.where(np.isnan(out), np.inf, out) if f.name == "nan_euclidean" else out
             if np.any(np.isnan(out)) or np.any(out < 0):
                 raise InvalidInputError(f"metric {f.name!r} gave NaN or negative distances for these rows")
