@@ -237,7 +237,7 @@ class NeighborsBase(BaseEstimator):
             return not callable(self.metric)
         if self.metric == "minkowski":
             return self.effective_metric_params_.get("w") is None
-        return self.metric in _KD_TREE_METRICS
+        return self.metric in _KD_TREE_METRICS or self.metric == "sqeuclidean"  # gpuknn's tree serves it too
 
     def _allows_nan(self) -> bool:
         return isinstance(self.metric, str) and self.metric == "nan_euclidean"
