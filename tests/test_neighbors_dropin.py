@@ -319,3 +319,28 @@ def test_empty_radius_warning_is_sklearns():
     with pytest.warns(UserWarning, match=msg.replace(".", r"\.")):
         pred = reg.predict(np.full((1, 2), -1.0))
     assert np.isnan(host(pred)).all()
+
+
+def test_precomputed_sparse_graph_in_a_pipeline():
+    # KNeighborsTransformer's sparse graph feeds metric="precomputed" (scikit-learn's
+    # pipelines): only stored entries are neighbours, explicit zeros included
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    X, X2, y = 2 * rng.random((40, 5)) - 1, 2 * rng.random((30, 5)) - 1, rng.random(40)
+    for reg, k_graph in ((KNeighborsRegressor(n_neighbors=6), 6), (RadiusNeighborsRegressor(radius=1.5), 30)):
+        chain = make_pipeline(
+            KNeighborsTransformer(n_neighbors=k_graph, mode="distance"), reg.set_params(metric="precomputed")
+        )
+        compact = type(reg)(**{**reg.get_params(), "metric": "minkowski"})
+        np.testing.assert_allclose(chain.fit(X, y).predict(X2), compact.fit(X, y).predict(X2), rtol=1e-12)
+    G = KNeighborsTransformer(n_neighbors=3, mode="distance").fit(X).transform(X2)
+    nn = NearestNeighbors(n_neighbors=3, metric="precomputed").fit(
+        KNeighborsTransformer(n_neighbors=3, mode="distance").fit_transform(X)
+    )
+    d, i = nn.kneighbors(G)
+    d_ref, i_ref = skn.NearestNeighbors(n_neighbors=3).fit(X).kneighbors(X2)
+    np.testing.assert_array_equal(i, i_ref)
+    np.testing.assert_allclose(d, d_ref, rtol=1e-12)
+    with pytest.raises(InvalidInputError, match="4 neighbors per samples are required, but some samples have only 3"):
+        nn.kneighbors(G, n_neighbors=4)

@@ -79,6 +79,27 @@ def _fitted_rows(X: Any) -> Any:
     return X
 
 
+def _is_sparse(X: Any) -> bool:
+    return hasattr(X, "tocoo") and hasattr(X, "nnz")
+
+
+def densify_graph(G: Any, *, name: str = "X") -> np.ndarray:
+    """A sparse precomputed distance graph (scikit-learn's ``metric="precomputed"`` input,
+    e.g. a :class:`KNeighborsTransformer`'s output) as a dense host float64 matrix: stored
+    entries (explicit zeros included) keep their distance, absent ones are infinitely far,
+    so only stored entries can be neighbours, as in scikit-learn. Dense: O(n_queries ·
+    n_samples_fit) memory (the graphs of these pipelines are modest)."""
+    if hasattr(G, "get"):  # a CuPy sparse matrix: its entries to the host
+        G = G.get()
+    coo = G.tocoo()
+    D = np.full(coo.shape, np.inf)
+    data = np.asarray(coo.data, dtype=np.float64)
+    if data.size and (np.isnan(data).any() or (data < 0).any()):
+        raise InvalidInputError(f"Negative values in data passed to precomputed distance matrix {name}.")
+    D[np.asarray(coo.row), np.asarray(coo.col)] = data
+    return D
+
+
 def check_mode(mode: Any) -> None:
     """``mode`` of a graph method: ``"connectivity"`` or ``"distance"``."""
     if mode not in _MODES:
@@ -195,9 +216,12 @@ class NeighborsBase(BaseEstimator):
         if n_jobs is not None:
             check_int(n_jobs, name="n_jobs", low=None)
         X = _fitted_rows(X)
+        self._graph = self._metric == "precomputed" and _is_sparse(X)
+        if self._graph:
+            X = densify_graph(X, name="X")
         xp = array_namespace(X)
         # The one value check (finite, squares in range): its magnitude is kept for queries.
-        X, self._fit_magnitude = self._validate(X, xp, reset=True)
+        X, self._fit_magnitude = self._validate(X, xp, reset=True, graph=self._graph)
         self._fit_X = X  # a dask X (if accepted) stays lazy
         if uses_dask(self) and self._metric not in INNER_METRICS:
             raise InvalidInputError(
@@ -242,10 +266,18 @@ class NeighborsBase(BaseEstimator):
     def _allows_nan(self) -> bool:
         return isinstance(self.metric, str) and self.metric == "nan_euclidean"
 
-    def _validate(self, X: Any, xp: Any, *, reset: bool) -> tuple[Any, Any]:
+    def _validate(self, X: Any, xp: Any, *, reset: bool, graph: bool = False) -> tuple[Any, Any]:
         """``(X, max |X|)`` validated; ``metric="nan_euclidean"`` lets NaN through (its
         point), still refusing infinities, and has no magnitude (no squares are formed on
-        the engine's path)."""
+        the engine's path). ``graph``: a densified sparse precomputed graph, whose absent
+        entries are infinite (NaN still refused)."""
+        if graph:
+            fit = None if reset else self._fit_X
+            kw = {} if reset else {"dtype": fit.dtype, "device": device_of(fit)}
+            X = validate_data(self, X, reset=reset, xp=xp, check_finite=False, **kw)
+            if bool(xp.any(xp.isnan(X))):
+                raise InvalidInputError("precomputed distance matrix X contains NaN")
+            return X, 0.0
         if not self._allows_nan():
             if reset:
                 return validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
@@ -312,8 +344,18 @@ class NeighborsBase(BaseEstimator):
         if isinstance(self._ref, PreparedHost):
             if self._metric == "precomputed" and X is not self._fit_X:
                 check_precomputed(X)
-            wm = check_working_memory(self.working_memory, array_namespace(X), device_of(X))
-            return dense_neighbors(X, self._ref.reference, k, wm)
+            xp = array_namespace(X)
+            wm = check_working_memory(self.working_memory, xp, device_of(X))
+            nb = dense_neighbors(X, self._ref.reference, k, wm)
+            if self._metric == "precomputed" and bool(xp.any(xp.isinf(nb.keys))):
+                # an absent entry of a sparse graph reached: too few stored neighbours (scikit-learn's error)
+                stored = int(to_numpy(xp.min(xp.sum(xp.astype(xp.isfinite(X), xp.int64), axis=1))))
+                raise InvalidInputError(
+                    f"{k} neighbors per samples are required, but some samples have only {stored} "
+                    "neighbors in precomputed graph matrix. Decrease number of neighbors used or "
+                    "recompute the graph with more neighbors."
+                )
+            return nb
         return neighbors(
             X,
             self._ref if self._ref is not None else self._fit_X,
@@ -332,9 +374,12 @@ class NeighborsBase(BaseEstimator):
         if X is None:
             check_is_fitted(self, "_fit_X")
             return self._fit_X, array_namespace(self._fit_X), self._fit_magnitude
-        if self._allows_nan():
+        graph = self._metric == "precomputed" and _is_sparse(X)
+        if graph:
+            X = densify_graph(X, name="X")
+        if self._allows_nan() or graph:
             xp = array_namespace(self._fit_X)
-            X, mag = self._validate(X, xp, reset=False)
+            X, mag = self._validate(X, xp, reset=False, graph=graph)
             return X, xp, mag
         return check_query(self, X, return_magnitude=True)
 
