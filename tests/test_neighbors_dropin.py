@@ -342,5 +342,6 @@ def test_precomputed_sparse_graph_in_a_pipeline():
     d_ref, i_ref = skn.NearestNeighbors(n_neighbors=3).fit(X).kneighbors(X2)
     np.testing.assert_array_equal(i, i_ref)
     np.testing.assert_allclose(d, d_ref, rtol=1e-12)
-    with pytest.raises(InvalidInputError, match="4 neighbors per samples are required, but some samples have only 3"):
-        nn.kneighbors(G, n_neighbors=4)
+    # the transformer stores n_neighbors + 1 entries a row (scikit-learn's convention)
+    with pytest.raises(InvalidInputError, match="5 neighbors per samples are required, but some samples have only 4"):
+        nn.kneighbors(G, n_neighbors=5)
