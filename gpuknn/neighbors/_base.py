@@ -118,8 +118,14 @@ class NeighborsBase(BaseEstimator):
     ``metric_params`` read where the estimator has them): every name of
     :mod:`gpuknn.ops.metricspec` (the engine's inner-product metrics and the difference
     metrics), ``"precomputed"`` (X holds distances: ``(n_samples, n_samples)`` at ``fit``,
-    ``(n_queries, n_samples_fit_)`` at query time) and a callable ``metric(x, y, **params)``
-    on host NumPy rows (:mod:`gpuknn.ops.hostmetric`). ``effective_metric_`` and
+    ``(n_queries, n_samples_fit_)`` at query time; a sparse graph such as a
+    :class:`KNeighborsTransformer`'s is densified, its absent entries infinitely far), a
+    callable ``metric(x, y, **params)`` on host NumPy rows, scikit-learn's other brute
+    metrics (``seuclidean``, ``mahalanobis``, ``haversine``, ``nan_euclidean`` -- NaN
+    accepted in X --, the boolean metrics, ``minkowski`` with weights ``w``) and
+    scikit-learn ``DistanceMetric`` objects, computed tile by tile on the host
+    (:mod:`gpuknn.ops.hostmetric`). A 2-D ``y`` of several columns makes the classifiers
+    multi-output (``outputs_2d_``), as in scikit-learn. ``effective_metric_`` and
     ``effective_metric_params_`` are set as scikit-learn sets them; ``_metric`` is the
     engine's name.
     """
