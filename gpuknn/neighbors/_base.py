@@ -225,6 +225,11 @@ class NeighborsBase(BaseEstimator):
         self._graph = self._metric == "precomputed" and _is_sparse(X)
         if self._graph:
             X = densify_graph(X, name="X")
+        elif _is_sparse(X):  # scikit-learn's wording where it refuses too (e.g. haversine)
+            raise InvalidInputError(
+                f"Metric '{self.metric}' not valid for sparse input. gpuknn takes sparse X only as a "
+                "precomputed distance graph (metric='precomputed'): pass a dense array, e.g. X.toarray()"
+            )
         xp = array_namespace(X)
         # The one value check (finite, squares in range): its magnitude is kept for queries.
         X, self._fit_magnitude = self._validate(X, xp, reset=True, graph=self._graph)
@@ -380,6 +385,7 @@ class NeighborsBase(BaseEstimator):
         if X is None:
             check_is_fitted(self, "_fit_X")
             return self._fit_X, array_namespace(self._fit_X), self._fit_magnitude
+        check_is_fitted(self, "_fit_X")
         graph = self._metric == "precomputed" and _is_sparse(X)
         if graph:
             X = densify_graph(X, name="X")
@@ -529,7 +535,10 @@ class RadiusNeighborsMixin(_SkRadiusNeighborsMixin):
         radius = check_radius_value(radius)
         train = X is None
         if radius == math.inf:
-            return self._all_pairs(X, sort)
+            if self._metric != "precomputed":
+                return self._all_pairs(X, sort)
+            # a sparse graph's absent entries are infinite: every stored entry, those not
+            radius = float(np.finfo(np.float64).max)
         X, xp, mag = self._query(X)
         if self._metric == "precomputed" and not train:
             check_precomputed(X)

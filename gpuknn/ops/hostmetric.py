@@ -101,9 +101,10 @@ class HostMetric:
             if np.any(self.kw["w"] < 0):
                 raise InvalidInputError("metric_params 'w' (Minkowski weights) must be >= 0")
 
-    def check(self, X: np.ndarray, name: str = "X") -> None:
-        """The metric's own requirement on the rows (haversine: 2 columns)."""
-        if self.name == "haversine" and X.shape[1] != 2:
+    def check(self, X: np.ndarray, name: str = "X", *, fit: bool = False) -> None:
+        """The metric's own requirement on the rows (haversine: 2 columns, checked on the
+        queries as scikit-learn does, not at ``fit``; parameter sizes: the features)."""
+        if self.name == "haversine" and X.shape[1] != 2 and not fit:
             raise InvalidInputError(f"Haversine distance only valid in 2 dimensions; {name} has {X.shape[1]} columns")
         if self.name in ("seuclidean", "minkowski") or (self.name == "mahalanobis" and "VI" in self.kw):
             key = {"seuclidean": "V", "minkowski": "w", "mahalanobis": "VI"}[self.name]
@@ -201,7 +202,7 @@ class HostReference:
         self.func = metric if callable(metric) else None
         self.metric = "callable" if self.func is not None else "precomputed"
         if isinstance(metric, HostMetric):
-            metric.check(to_numpy(data))
+            metric.check(to_numpy(data), fit=True)
         self.params = dict(params or {})
         n, d = int(data.shape[0]), int(data.shape[1])
         self.shape = (n, 1 if self.func is None else d)
