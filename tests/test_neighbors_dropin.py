@@ -290,9 +290,8 @@ def test_sklearn_mixins_auto_algorithm_and_pairwise_tag():
     rng = np.random.default_rng(1)
     Xc, y = rng.random((30, 2)), np.arange(30) % 3  # 10 a class: 5 folds stratify cleanly
     D = np.sqrt(((Xc[:, None, :] - Xc[None, :, :]) ** 2).sum(-1))
-    np.testing.assert_array_equal(
-        cross_val_score(KNeighborsClassifier(), Xc, y), cross_val_score(KNeighborsClassifier(metric="precomputed"), D, y)
-    )
+    on_rows = cross_val_score(KNeighborsClassifier(), Xc, y)
+    np.testing.assert_array_equal(on_rows, cross_val_score(KNeighborsClassifier(metric="precomputed"), D, y))
 
 
 @pytest.mark.parametrize("cls", [KNeighborsClassifier, RadiusNeighborsRegressor])

@@ -325,9 +325,11 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
                 raise InvalidInputError(
                     f"The length of outlier_label: {label} is inconsistent with the output length: {n_out}"
                 )
-        self.outlier_label_ = None if label is None else [
-            self._resolve_outlier_label(lab, self.classes_[j], self._y[:, j]) for j, lab in enumerate(labels)
-        ]
+        self.outlier_label_ = (
+            None
+            if label is None
+            else [self._resolve_outlier_label(lab, self.classes_[j], self._y[:, j]) for j, lab in enumerate(labels)]
+        )
         return self
 
     def _onehot_of(self, codes: Any, n_classes: int) -> Any:
