@@ -51,4 +51,20 @@ def test_errors(xp, to_xp):
     with pytest.raises(InvalidInputError, match="2 classes"):
         NearestCentroid().fit(to_xp(X), to_xp(np.zeros(200, dtype=np.int64)))
     with pytest.raises(InvalidInputError, match="metric"):
-        NearestCentroid(metric="manhattan").fit(to_xp(X), to_xp(y))
+        NearestCentroid(metric="chebyshev").fit(to_xp(X), to_xp(y))
+
+
+@pytest.mark.parametrize("shrink_threshold", [None, 0.3])
+@pytest.mark.parametrize("metric", ["manhattan", "cityblock"])
+def test_manhattan_median_centroids_equal_sklearn(xp, to_xp, metric, shrink_threshold):
+    # scikit-learn: metric="manhattan" takes each class's feature-wise median as centroid
+    X, y, Q = _data(2)
+    X = X[:-1]  # an odd class size somewhere and even elsewhere: both median rules
+    y = y[:-1]
+    ours = NearestCentroid(metric=metric, shrink_threshold=shrink_threshold).fit(to_xp(X), to_xp(y))
+    ref = SkNC(metric="manhattan", shrink_threshold=shrink_threshold).fit(X, y)
+    np.testing.assert_allclose(to_numpy(ours.centroids_), ref.centroids_, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(ours.deviations_), ref.deviations_, rtol=1e-12)
+    np.testing.assert_array_equal(to_numpy(ours.predict(to_xp(Q))), ref.predict(Q))
+    # the medians differ from the means: not the euclidean centroids
+    assert not np.allclose(to_numpy(ours.centroids_), SkNC().fit(X, y).centroids_)

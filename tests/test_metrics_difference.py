@@ -266,8 +266,8 @@ def test_errors():
         pairwise_distances(X, metric="l7")
     with pytest.raises(InvalidInputError, match=r"metric_params \['q'\]"):
         NearestNeighbors(metric_params={"q": 1}).fit(X)
-    with pytest.raises(InvalidInputError, match="'w'"):
-        NearestNeighbors(metric_params={"w": np.ones(2)}).fit(X)
+    with pytest.raises(InvalidInputError, match="'w' has size 3"):  # weighted Minkowski: one weight a feature
+        NearestNeighbors(metric_params={"w": np.ones(3)}).fit(X)
     with pytest.raises(InvalidInputError, match="not parameters of metric 'manhattan'"):
         NearestNeighbors(metric="manhattan", p=None, metric_params={"p": 3}).fit(X)
     with pytest.raises(InvalidInputError, match="kd_tree does not support callable"):
@@ -338,3 +338,85 @@ def test_search_stays_within_working_memory(metric):
     assert peak < 2**20, f"peak {peak / 2**20:.2f} MiB over a working_memory of 1 MiB"
     name, kw = ("minkowski", {"p": 3}) if metric.startswith("minkowski") else (metric, {})
     np.testing.assert_array_equal(i, _oracle(Q, R, 5, {"manhattan": "cityblock"}.get(name, name), kw)[1])
+
+
+# -- host metrics (gpuknn.ops.hostmetric.HostMetric): scikit-learn's other brute metrics --------
+
+
+def _host_metric_cases():
+    rng = np.random.default_rng(7)
+    A = rng.random((4, 4))
+    return [
+        ("seuclidean", {"V": rng.random(4) + 0.5}),
+        ("mahalanobis", {"VI": A + A.T + 3 * np.eye(4)}),
+        ("minkowski", {"w": rng.random(4)}),
+        ("haversine", None),
+        ("nan_euclidean", None),
+        ("jaccard", None),
+        ("rogerstanimoto", None),
+        ("russellrao", None),
+    ]
+
+
+@pytest.mark.parametrize(("metric", "params"), _host_metric_cases(), ids=lambda v: v if isinstance(v, str) else "")
+def test_host_metrics_equal_sklearn(backend, metric, params):
+    rng = np.random.default_rng(3)
+    X, Q = rng.random((50, 4)), rng.random((6, 4))
+    if metric == "haversine":
+        X, Q = X[:, :2], Q[:, :2]
+    if metric == "nan_euclidean":
+        X[rng.random(X.shape) < 0.2] = np.nan
+    if metric in ("jaccard", "rogerstanimoto", "russellrao"):
+        X, Q = (X > 0.5).astype(np.float64), (Q > 0.5).astype(np.float64)
+        Q[0] = X[0]  # an exact match: distance 0 first
+    p = 3 if metric == "minkowski" else 2
+    boolean = metric in ("jaccard", "rogerstanimoto", "russellrao")
+    Xs, Qs = (X > 0.5, Q > 0.5) if boolean else (X, Q)  # scikit-learn warns on non-boolean data
+    ref = skn.NearestNeighbors(n_neighbors=4, metric=metric, p=p, metric_params=params, algorithm="brute").fit(Xs)
+    ours = NearestNeighbors(n_neighbors=4, metric=metric, p=p, metric_params=params).fit(backend.asarray(X))
+    d_ref, i_ref = ref.kneighbors(Qs)
+    dist, idx = ours.kneighbors(backend.asarray(Q))
+    assert_xp(dist, d_ref, backend, exact=False, rtol=1e-12, atol=1e-15)
+    if not boolean:  # boolean distances tie often (scikit-learn's order among ties varies)
+        assert_xp(idx, i_ref, backend)
+    r = float(np.median(d_ref)) * (1 + 1e-9)
+    got = ours.radius_neighbors(backend.asarray(Q), radius=r, return_distance=False)
+    want = ref.radius_neighbors(Qs, radius=r, return_distance=False)
+    assert all(set(a.tolist()) == set(b.tolist()) for a, b in zip(got, want))
+    assert ours.effective_metric_ == ref.effective_metric_
+
+
+def test_distance_metric_object_is_a_metric(backend):
+    from sklearn.metrics import DistanceMetric
+
+    rng = np.random.default_rng(4)
+    X, Q, y = rng.random((40, 3)), rng.random((5, 3)), rng.random(40)
+    for dm in (DistanceMetric.get_metric("euclidean"), DistanceMetric.get_metric("minkowski", p=3)):
+        for algorithm in ("auto", "brute", "kd_tree", "ball_tree"):
+            ref = skn.KNeighborsRegressor(3, metric=dm, algorithm="brute").fit(X, y)
+            ours = KNeighborsRegressor(3, metric=dm, algorithm=algorithm).fit(backend.asarray(X), backend.asarray(y))
+            assert ours.effective_metric_ is dm
+            assert_xp(ours.predict(backend.asarray(Q)), ref.predict(Q), backend, exact=False, rtol=1e-12)
+
+
+def test_host_metric_checks():
+    X = np.random.default_rng(0).random((10, 3))
+    with pytest.raises(InvalidInputError, match="Haversine distance only valid in 2 dimensions"):
+        NearestNeighbors(n_neighbors=2, metric="haversine").fit(X).kneighbors(X)  # at query time, as scikit-learn
+    with pytest.raises(InvalidInputError, match="not parameters of metric 'seuclidean'"):
+        NearestNeighbors(n_neighbors=2, metric="seuclidean", metric_params={"VI": np.eye(3)}).fit(X)
+    with pytest.raises(InvalidInputError, match="has size 2"):
+        NearestNeighbors(n_neighbors=2, metric="seuclidean", metric_params={"V": [1.0, 2.0]}).fit(X)
+    # scikit-learn's KDTree takes the Minkowski family only
+    for metric, params in (("canberra", None), ("seuclidean", {"V": np.ones(3)}), ("minkowski", {"w": np.ones(3)})):
+        with pytest.raises(ValueError, match="not valid for algorithm 'kd_tree'"):
+            NearestNeighbors(n_neighbors=2, metric=metric, metric_params=params, algorithm="kd_tree").fit(X)
+    # nan_euclidean lets NaN through, not infinity; other metrics refuse NaN
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    NearestNeighbors(n_neighbors=2, metric="nan_euclidean").fit(Xn)
+    with pytest.raises(InvalidInputError):
+        NearestNeighbors(n_neighbors=2).fit(Xn)
+    Xn[1, 1] = np.inf
+    with pytest.raises(InvalidInputError, match="infinity"):
+        NearestNeighbors(n_neighbors=2, metric="nan_euclidean").fit(Xn)

@@ -204,3 +204,143 @@ def test_outlier_label_not_a_class_warns_as_sklearn():
         RadiusNeighborsClassifier(outlier_label="x").fit(X, y)
     with pytest.raises(TypeError):
         skn.RadiusNeighborsClassifier(outlier_label="x").fit(X, y)
+
+
+# -- scikit-learn's own tests, found by the conformance step (issue 33) -------------------------
+
+
+def _multi(seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((40, 2)), 2)
+    Y = rng.integers(0, 3, (40, 3))
+    return X, Y, np.round(rng.random((12, 2)), 2)
+
+
+@pytest.mark.parametrize("weights", [None, "distance", _inv])
+def test_kneighbors_classifier_multioutput(backend, weights):
+    X, Y, Q = _multi()
+    ref = skn.KNeighborsClassifier(4, weights=weights).fit(X, Y)
+    ours = KNeighborsClassifier(4, weights=weights).fit(backend.asarray(X), backend.asarray(Y))
+    assert ours.outputs_2d_ and len(ours.classes_) == 3
+    assert_xp(ours.predict(backend.asarray(Q)), ref.predict(Q), backend)
+    probas = ours.predict_proba(backend.asarray(Q))
+    assert isinstance(probas, list) and len(probas) == 3
+    for got, want in zip(probas, ref.predict_proba(Q)):
+        assert_xp(got, want, backend, exact=False, rtol=1e-12)
+    # each output as its own single-output fit
+    for j in range(3):
+        single = KNeighborsClassifier(4, weights=weights).fit(backend.asarray(X), backend.asarray(Y[:, j]))
+        assert np.array_equal(host(single.predict(backend.asarray(Q))), host(ours.predict(backend.asarray(Q)))[:, j])
+
+
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_radius_classifier_multioutput_and_outlier_labels(backend, weights):
+    X, Y, Q = _multi(1)
+    ref = skn.RadiusNeighborsClassifier(radius=0.3, weights=weights, outlier_label="most_frequent").fit(X, Y)
+    ours = RadiusNeighborsClassifier(radius=0.3, weights=weights, outlier_label="most_frequent")
+    ours.fit(backend.asarray(X), backend.asarray(Y))
+    Q = np.vstack([Q, [[5.0, 5.0]]])  # an outlier
+    assert_xp(ours.predict(backend.asarray(Q)), ref.predict(Q), backend)
+    for got, want in zip(ours.predict_proba(backend.asarray(Q)), ref.predict_proba(Q)):
+        assert_xp(got, want, backend, exact=False, rtol=1e-12)
+    # one outlier label per output; a wrong count refused
+    X1 = np.arange(10.0)[:, None]
+    Y1 = np.array([[0, 0], [2, 2], [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], [3, 3], [3, 3], [3, 3]])
+    clf = RadiusNeighborsClassifier(radius=1, outlier_label=[0, 1]).fit(backend.asarray(X1), backend.asarray(Y1))
+    assert host(clf.predict(backend.asarray(np.array([[7.0], [15.0]])))).tolist() == [[3, 3], [0, 1]]
+    with pytest.raises(InvalidInputError, match="length of outlier_label"):
+        RadiusNeighborsClassifier(radius=1, outlier_label=[0, 1, 2]).fit(X1, Y1)
+
+
+def test_radius_per_query_array(backend):
+    rng = np.random.default_rng(2)
+    X = rng.random((30, 3))
+    radii = rng.random(30) * 0.6
+    ref = skn.NearestNeighbors(algorithm="ball_tree").fit(X)
+    ours = NearestNeighbors().fit(backend.asarray(X))
+    want_d, want_i = ref.radius_neighbors(X, radius=radii, sort_results=True)
+    got_d, got_i = ours.radius_neighbors(backend.asarray(X), radius=radii, sort_results=True)
+    for a, b, c, d in zip(got_i, want_i, got_d, want_d):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(c, d, rtol=1e-12)
+    with pytest.raises(InvalidInputError, match="one per query row"):
+        ours.radius_neighbors(backend.asarray(X), radius=radii[:3])
+
+
+def test_sklearn_mixins_auto_algorithm_and_pairwise_tag():
+    from sklearn.base import is_classifier
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors._base import KNeighborsMixin as SkK
+    from sklearn.neighbors._base import RadiusNeighborsMixin as SkR
+    from sklearn.utils import get_tags
+
+    assert issubclass(KNeighborsClassifier, SkK) and issubclass(KNeighborsRegressor, SkK)
+    assert issubclass(RadiusNeighborsRegressor, SkR) and not issubclass(RadiusNeighborsRegressor, SkK)
+    assert is_classifier(KNeighborsClassifier())
+    # scikit-learn's "auto": brute force when k reaches half the rows; ball_tree for metrics
+    # only its ball tree serves (gpuknn runs those brute force on the host)
+    X = np.random.default_rng(0).normal(size=(8, 5))
+    assert NearestNeighbors(n_neighbors=4).fit(X)._fit_method == "brute"
+    assert NearestNeighbors(n_neighbors=3).fit(X)._fit_method == "kd_tree"
+    nn = NearestNeighbors(n_neighbors=3, metric="seuclidean", metric_params={"V": [2] * 5}).fit(X)
+    assert nn._fit_method == "ball_tree"
+    # precomputed: cross-validation splits both axes of the distance matrix
+    assert get_tags(KNeighborsClassifier(metric="precomputed")).input_tags.pairwise
+    assert not get_tags(KNeighborsClassifier()).input_tags.pairwise
+    rng = np.random.default_rng(1)
+    Xc, y = rng.random((30, 2)), np.arange(30) % 3  # 10 a class: 5 folds stratify cleanly
+    D = np.sqrt(((Xc[:, None, :] - Xc[None, :, :]) ** 2).sum(-1))
+    on_rows = cross_val_score(KNeighborsClassifier(), Xc, y)
+    np.testing.assert_array_equal(on_rows, cross_val_score(KNeighborsClassifier(metric="precomputed"), D, y))
+
+
+@pytest.mark.parametrize("cls", [KNeighborsClassifier, RadiusNeighborsRegressor])
+@pytest.mark.parametrize("algorithm", ["kd_tree", "ball_tree"])
+def test_semimetric_p_refused_by_trees(cls, algorithm):
+    X = np.random.default_rng(0).random((10, 2))
+    with pytest.raises(ValueError, match=f'algorithm="{algorithm}" does not support 0 < p < 1'):
+        cls(algorithm=algorithm, p=0.1).fit(X, np.ones(10))
+
+
+def test_nan_euclidean_estimators(backend):
+    X = np.array([[0, 1], [1, np.nan], [2, 3], [3, 5]], dtype=np.float64)
+    y = np.array([0, 0, 1, 1])
+    for cls, kw in ((KNeighborsClassifier, {"n_neighbors": 2}), (KNeighborsRegressor, {"n_neighbors": 2})):
+        ref = getattr(skn, cls.__name__)(metric="nan_euclidean", **kw).fit(X, y)
+        ours = cls(metric="nan_euclidean", **kw).fit(backend.asarray(X), backend.asarray(y))
+        assert_xp(ours.predict(backend.asarray(X)), ref.predict(X), backend, exact=False, rtol=1e-12)
+
+
+def test_empty_radius_warning_is_sklearns():
+    X = np.random.default_rng(0).random((10, 2))
+    reg = RadiusNeighborsRegressor(radius=0.1).fit(X, np.arange(10.0))
+    msg = "One or more samples have no neighbors within specified radius; predicting NaN."
+    with pytest.warns(UserWarning, match=msg.replace(".", r"\.")):
+        pred = reg.predict(np.full((1, 2), -1.0))
+    assert np.isnan(host(pred)).all()
+
+
+def test_precomputed_sparse_graph_in_a_pipeline():
+    # KNeighborsTransformer's sparse graph feeds metric="precomputed" (scikit-learn's
+    # pipelines): only stored entries are neighbours, explicit zeros included
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    X, X2, y = 2 * rng.random((40, 5)) - 1, 2 * rng.random((30, 5)) - 1, rng.random(40)
+    for reg, k_graph in ((KNeighborsRegressor(n_neighbors=6), 6), (RadiusNeighborsRegressor(radius=1.5), 30)):
+        chain = make_pipeline(
+            KNeighborsTransformer(n_neighbors=k_graph, mode="distance"), reg.set_params(metric="precomputed")
+        )
+        compact = type(reg)(**{**reg.get_params(), "metric": "minkowski"})
+        np.testing.assert_allclose(chain.fit(X, y).predict(X2), compact.fit(X, y).predict(X2), rtol=1e-12)
+    G = KNeighborsTransformer(n_neighbors=3, mode="distance").fit(X).transform(X2)
+    nn = NearestNeighbors(n_neighbors=3, metric="precomputed").fit(
+        KNeighborsTransformer(n_neighbors=3, mode="distance").fit_transform(X)
+    )
+    d, i = nn.kneighbors(G)
+    d_ref, i_ref = skn.NearestNeighbors(n_neighbors=3).fit(X).kneighbors(X2)
+    np.testing.assert_array_equal(i, i_ref)
+    np.testing.assert_allclose(d, d_ref, rtol=1e-12)
+    # the transformer stores n_neighbors + 1 entries a row (scikit-learn's convention)
+    with pytest.raises(InvalidInputError, match="5 neighbors per samples are required, but some samples have only 4"):
+        nn.kneighbors(G, n_neighbors=5)

@@ -17,6 +17,7 @@ scikit-learn does (no array library has ragged arrays). Graphs are
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from typing import Any
@@ -24,13 +25,22 @@ from typing import Any
 import array_api_compat
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.neighbors._base import KNeighborsMixin as _SkKNeighborsMixin
+from sklearn.neighbors._base import RadiusNeighborsMixin as _SkRadiusNeighborsMixin
 
 from .._backend import array_namespace, check_int, device_of, to_numpy
 from .._delegation import bincount, csr_matrix, device_scope, order_rows
 from .._labels import encode_labels
 from ..base import BaseEstimator, check_is_fitted, check_query, uses_dask, validate_data
 from ..errors import InvalidInputError
-from ..ops.hostmetric import PreparedHost, check_precomputed
+from ..ops.hostmetric import (
+    HOST_METRICS,
+    HostMetric,
+    PreparedHost,
+    check_precomputed,
+    host_metric,
+    is_distance_metric_object,
+)
 from ..ops.kdtree import build_tree, neighbors, resolve_algorithm
 from ..ops.kneighbors import PreparedReference, dense_neighbors, drop_self
 from ..ops.limits import check_working_memory
@@ -41,6 +51,7 @@ from . import _dask  # dask's own modules load only when it runs (distributed._d
 __all__ = ["NeighborsBase", "KNeighborsMixin", "RadiusNeighborsMixin", "NeighborsClassifierMixin"]
 
 _MODES = ("connectivity", "distance")
+_KD_TREE_METRICS = ("euclidean", "l2", "minkowski", "p", "manhattan", "cityblock", "l1", "chebyshev", "infinity")
 
 
 def check_radius_value(radius: Any) -> float:
@@ -68,6 +79,27 @@ def _fitted_rows(X: Any) -> Any:
     return X
 
 
+def _is_sparse(X: Any) -> bool:
+    return hasattr(X, "tocoo") and hasattr(X, "nnz")
+
+
+def densify_graph(G: Any, *, name: str = "X") -> np.ndarray:
+    """A sparse precomputed distance graph (scikit-learn's ``metric="precomputed"`` input,
+    e.g. a :class:`KNeighborsTransformer`'s output) as a dense host float64 matrix: stored
+    entries (explicit zeros included) keep their distance, absent ones are infinitely far,
+    so only stored entries can be neighbours, as in scikit-learn. Dense: O(n_queries ·
+    n_samples_fit) memory (the graphs of these pipelines are modest)."""
+    if hasattr(G, "get"):  # a CuPy sparse matrix: its entries to the host
+        G = G.get()
+    coo = G.tocoo()
+    D = np.full(coo.shape, np.inf)
+    data = np.asarray(coo.data, dtype=np.float64)
+    if data.size and (np.isnan(data).any() or (data < 0).any()):
+        raise InvalidInputError(f"Negative values in data passed to precomputed distance matrix {name}.")
+    D[np.asarray(coo.row), np.asarray(coo.col)] = data
+    return D
+
+
 def check_mode(mode: Any) -> None:
     """``mode`` of a graph method: ``"connectivity"`` or ``"distance"``."""
     if mode not in _MODES:
@@ -86,13 +118,26 @@ class NeighborsBase(BaseEstimator):
     ``metric_params`` read where the estimator has them): every name of
     :mod:`gpuknn.ops.metricspec` (the engine's inner-product metrics and the difference
     metrics), ``"precomputed"`` (X holds distances: ``(n_samples, n_samples)`` at ``fit``,
-    ``(n_queries, n_samples_fit_)`` at query time) and a callable ``metric(x, y, **params)``
-    on host NumPy rows (:mod:`gpuknn.ops.hostmetric`). ``effective_metric_`` and
+    ``(n_queries, n_samples_fit_)`` at query time; a sparse graph such as a
+    :class:`KNeighborsTransformer`'s is densified, its absent entries infinitely far), a
+    callable ``metric(x, y, **params)`` on host NumPy rows, scikit-learn's other brute
+    metrics (``seuclidean``, ``mahalanobis``, ``haversine``, ``nan_euclidean`` -- NaN
+    accepted in X --, the boolean metrics, ``minkowski`` with weights ``w``) and
+    scikit-learn ``DistanceMetric`` objects, computed tile by tile on the host
+    (:mod:`gpuknn.ops.hostmetric`). A 2-D ``y`` of several columns makes the classifiers
+    multi-output (``outputs_2d_``), as in scikit-learn. ``effective_metric_`` and
     ``effective_metric_params_`` are set as scikit-learn sets them; ``_metric`` is the
     engine's name.
     """
 
     _needs_distance = False
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # X holds distances to the training rows: cross-validation splits both axes
+        # (scikit-learn's _safe_split), as for scikit-learn's neighbour estimators.
+        tags.input_tags.pairwise = isinstance(self.metric, str) and self.metric == "precomputed"
+        return tags
 
     def _check_params(self) -> None:
         """Estimator-specific parameter checks (run first in ``fit``)."""
@@ -111,6 +156,12 @@ class NeighborsBase(BaseEstimator):
                 SyntaxWarning,
                 stacklevel=4,
             )
+        if is_distance_metric_object(metric) or (isinstance(metric, str) and metric in HOST_METRICS):
+            # served on the host (gpuknn.ops.hostmetric), by any algorithm (brute force)
+            self.effective_metric_, self.effective_metric_params_, self._metric = metric, params, "callable"
+            if isinstance(metric, str):
+                HostMetric(metric, params)  # parameter names checked before the data are read
+            return
         if callable(metric):
             if self.algorithm == "kd_tree":
                 raise InvalidInputError(f"kd_tree does not support callable metric {metric!r}")
@@ -130,18 +181,20 @@ class NeighborsBase(BaseEstimator):
         unknown = sorted(set(params) - {"p", "w"})
         if unknown:
             raise InvalidInputError(f"metric_params {unknown} are not parameters of metric 'minkowski' (p, w)")
-        if params.get("w") is not None:
-            raise InvalidInputError("metric_params 'w' (weighted Minkowski) is not supported by gpuknn")
         eff_p = params.get("p", p)
         eff_p = 2.0 if eff_p is None else check_p(eff_p, name="p")
+        if params.get("w") is not None:  # weighted Minkowski: on the host
+            self.effective_metric_, self._metric = "minkowski", "callable"
+            self.effective_metric_params_ = {"p": eff_p, "w": params["w"]}
+            return
         self._metric = resolve_metric("minkowski", eff_p)
         names = {1.0: "manhattan", 2.0: "euclidean", math.inf: "chebyshev"}
         self.effective_metric_ = names.get(eff_p, "minkowski")
         self.effective_metric_params_ = {} if eff_p in names else {"p": params.get("p", p), "w": None}
         if eff_p < 1:
-            if self.algorithm == "kd_tree":
+            if self.algorithm in ("kd_tree", "ball_tree"):
                 raise InvalidInputError(
-                    'algorithm="kd_tree" does not support 0 < p < 1 for the Minkowski metric. '
+                    f'algorithm="{self.algorithm}" does not support 0 < p < 1 for the Minkowski metric. '
                     'To resolve this problem either set p >= 1 or algorithm="brute".'
                 )
             warnings.warn(
@@ -169,9 +222,17 @@ class NeighborsBase(BaseEstimator):
         if n_jobs is not None:
             check_int(n_jobs, name="n_jobs", low=None)
         X = _fitted_rows(X)
+        self._graph = self._metric == "precomputed" and _is_sparse(X)
+        if self._graph:
+            X = densify_graph(X, name="X")
+        elif _is_sparse(X):  # scikit-learn's wording where it refuses too (e.g. haversine)
+            raise InvalidInputError(
+                f"Metric '{self.metric}' not valid for sparse input. gpuknn takes sparse X only as a "
+                "precomputed distance graph (metric='precomputed'): pass a dense array, e.g. X.toarray()"
+            )
         xp = array_namespace(X)
         # The one value check (finite, squares in range): its magnitude is kept for queries.
-        X, self._fit_magnitude = validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
+        X, self._fit_magnitude = self._validate(X, xp, reset=True, graph=self._graph)
         self._fit_X = X  # a dask X (if accepted) stays lazy
         if uses_dask(self) and self._metric not in INNER_METRICS:
             raise InvalidInputError(
@@ -187,11 +248,60 @@ class NeighborsBase(BaseEstimator):
                     f"got shape {tuple(X.shape)}"
                 )
             check_precomputed(X)
+        if isinstance(self.algorithm, str) and self.algorithm == "kd_tree" and not self._kd_tree_metric():
+            # scikit-learn's KDTree serves the Minkowski family only; asking for it with another
+            # metric is an error there, and so here (the answer would not be a k-d tree's)
+            raise InvalidInputError(f"Metric '{self.metric}' not valid for algorithm 'kd_tree'")
         # "ball_tree" finds the same neighbours as "auto" (a k-d tree or brute force).
         algorithm = "auto" if isinstance(self.algorithm, str) and self.algorithm == "ball_tree" else self.algorithm
+        k = getattr(self, "n_neighbors", None)
+        if algorithm == "auto" and isinstance(k, int) and k >= self.n_samples_fit_ // 2:
+            algorithm = "brute"  # scikit-learn's rule: a tree does not pay for half the rows
         self._fit_method = resolve_algorithm(algorithm, xp, self._metric, self.n_features_in_)
+        if self._metric == "callable" and self.algorithm in ("auto", "ball_tree") and algorithm != "brute":
+            # scikit-learn's label (its ball tree serves these metrics); gpuknn runs brute
+            # force on the host either way (_build_index)
+            self._fit_method = "ball_tree" if self.n_features_in_ <= 15 or self.algorithm == "ball_tree" else "brute"
         self._build_index()
         return xp
+
+    def _kd_tree_metric(self) -> bool:
+        """Whether scikit-learn's KDTree takes this metric (its ``VALID_METRICS["kd_tree"]``:
+        the Minkowski family, unweighted; a ``DistanceMetric`` object too)."""
+        if not isinstance(self.metric, str):
+            return not callable(self.metric)
+        if self.metric == "minkowski":
+            return self.effective_metric_params_.get("w") is None
+        return self.metric in _KD_TREE_METRICS or self.metric == "sqeuclidean"  # gpuknn's tree serves it too
+
+    def _allows_nan(self) -> bool:
+        return isinstance(self.metric, str) and self.metric == "nan_euclidean"
+
+    def _validate(self, X: Any, xp: Any, *, reset: bool, graph: bool = False) -> tuple[Any, Any]:
+        """``(X, max |X|)`` validated; ``metric="nan_euclidean"`` lets NaN through (its
+        point), still refusing infinities, and has no magnitude (no squares are formed on
+        the engine's path). ``graph``: a densified sparse precomputed graph, whose absent
+        entries are infinite (NaN still refused)."""
+        if graph:
+            fit = None if reset else self._fit_X
+            kw = {} if reset else {"dtype": fit.dtype, "device": device_of(fit)}
+            X = validate_data(self, X, reset=reset, xp=xp, check_finite=False, **kw)
+            if bool(xp.any(xp.isnan(X))):
+                raise InvalidInputError("precomputed distance matrix X contains NaN")
+            return X, 0.0
+        if not self._allows_nan():
+            if reset:
+                return validate_data(self, X, reset=True, xp=xp, return_magnitude=True)
+            X, _, mag = check_query(self, X, return_magnitude=True)
+            return X, mag
+        if reset:
+            X = validate_data(self, X, reset=True, xp=xp, check_finite=False)
+        else:
+            fit = self._fit_X
+            X = validate_data(self, X, reset=False, xp=xp, dtype=fit.dtype, device=device_of(fit), check_finite=False)
+        if bool(xp.any(xp.isinf(X))):
+            raise InvalidInputError("Input X contains infinity (metric='nan_euclidean' accepts NaN only)")
+        return X, 0.0
 
     def _build_index(self) -> None:
         if uses_dask(self):  # searched by gpuknn.distributed at each query: nothing to build
@@ -199,10 +309,12 @@ class NeighborsBase(BaseEstimator):
             return
         brute = self._fit_method == "brute"
         mag = self._fit_magnitude
-        self._tree = None if brute else build_tree(self._fit_X, name="X", magnitude=mag)
         if self._metric in ("precomputed", "callable"):  # the host path (gpuknn.ops.hostmetric)
-            self._ref = PreparedHost(self._fit_X, self.metric, self.effective_metric_params_)
+            self._tree = None
+            func = host_metric(self.metric, self.effective_metric_params_, self._fit_X) or self.metric
+            self._ref = PreparedHost(self._fit_X, func, self.effective_metric_params_)
             return
+        self._tree = None if brute else build_tree(self._fit_X, name="X", magnitude=mag)
         # Prepared once here, not at every query (the engine's reference statistics and rows).
         self._ref = (
             PreparedReference(
@@ -243,8 +355,18 @@ class NeighborsBase(BaseEstimator):
         if isinstance(self._ref, PreparedHost):
             if self._metric == "precomputed" and X is not self._fit_X:
                 check_precomputed(X)
-            wm = check_working_memory(self.working_memory, array_namespace(X), device_of(X))
-            return dense_neighbors(X, self._ref.reference, k, wm)
+            xp = array_namespace(X)
+            wm = check_working_memory(self.working_memory, xp, device_of(X))
+            nb = dense_neighbors(X, self._ref.reference, k, wm)
+            if self._metric == "precomputed" and bool(xp.any(xp.isinf(nb.keys))):
+                # an absent entry of a sparse graph reached: too few stored neighbours (scikit-learn's error)
+                stored = int(to_numpy(xp.min(xp.sum(xp.astype(xp.isfinite(X), xp.int64), axis=1))))
+                raise InvalidInputError(
+                    f"{k} neighbors per samples are required, but some samples have only {stored} "
+                    "neighbors in precomputed graph matrix. Decrease number of neighbors used or "
+                    "recompute the graph with more neighbors."
+                )
+            return nb
         return neighbors(
             X,
             self._ref if self._ref is not None else self._fit_X,
@@ -263,11 +385,24 @@ class NeighborsBase(BaseEstimator):
         if X is None:
             check_is_fitted(self, "_fit_X")
             return self._fit_X, array_namespace(self._fit_X), self._fit_magnitude
+        check_is_fitted(self, "_fit_X")
+        graph = self._metric == "precomputed" and _is_sparse(X)
+        if graph:
+            X = densify_graph(X, name="X")
+        if self._allows_nan() or graph:
+            xp = array_namespace(self._fit_X)
+            X, mag = self._validate(X, xp, reset=False, graph=graph)
+            return X, xp, mag
         return check_query(self, X, return_magnitude=True)
 
 
-class KNeighborsMixin:
-    """``kneighbors`` and ``kneighbors_graph`` of a fitted :class:`NeighborsBase`."""
+class KNeighborsMixin(_SkKNeighborsMixin):
+    """``kneighbors`` and ``kneighbors_graph`` of a fitted :class:`NeighborsBase`.
+
+    A subclass of scikit-learn's mixin (every method overridden here) so that code which
+    asks ``issubclass(est, sklearn.neighbors._base.KNeighborsMixin)`` -- scikit-learn's
+    own tests pick ``n_neighbors`` or ``radius`` that way -- treats the drop-in alike.
+    """
 
     def kneighbors(self, X: Any = None, n_neighbors: int | None = None, return_distance: bool = True):
         """The k nearest training rows of each query, nearest first.
@@ -330,8 +465,10 @@ class KNeighborsMixin:
             return csr_matrix(data, xp.reshape(idx, (-1,)), indptr, (n, self.n_samples_fit_))
 
 
-class RadiusNeighborsMixin:
-    """``radius_neighbors`` and ``radius_neighbors_graph`` of a fitted :class:`NeighborsBase`."""
+class RadiusNeighborsMixin(_SkRadiusNeighborsMixin):
+    """``radius_neighbors`` and ``radius_neighbors_graph`` of a fitted :class:`NeighborsBase`
+    (a subclass of scikit-learn's mixin, for ``issubclass`` checks, as
+    :class:`KNeighborsMixin`)."""
 
     def radius_neighbors(
         self, X: Any = None, radius: float | None = None, return_distance: bool = True, sort_results: bool = False
@@ -392,10 +529,16 @@ class RadiusNeighborsMixin:
                 f"{type(self).__name__}'s radius methods do not accept dask arrays (fitted or queried): "
                 "use kneighbors / kneighbors_graph, or compute the arrays first"
             )
-        radius = check_radius_value(self.radius if radius is None else radius)
+        radius = self.radius if radius is None else radius
+        if not isinstance(radius, (str, bytes)) and np.ndim(radius) == 1:
+            return self._per_query_radius(X, np.asarray(to_numpy(radius) if hasattr(radius, "shape") else radius), sort)
+        radius = check_radius_value(radius)
         train = X is None
         if radius == math.inf:
-            return self._all_pairs(X, sort)
+            if self._metric != "precomputed":
+                return self._all_pairs(X, sort)
+            # a sparse graph's absent entries are infinite: every stored entry, those not
+            radius = float(np.finfo(np.float64).max)
         X, xp, mag = self._query(X)
         if self._metric == "precomputed" and not train:
             check_precomputed(X)
@@ -427,6 +570,22 @@ class RadiusNeighborsMixin:
             indptr = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(counts)])
             return indptr, c, d
 
+    def _per_query_radius(self, X: Any, radii: np.ndarray, sort: bool) -> tuple[Any, Any, Any]:
+        """One radius per query (scikit-learn's trees take an array): the pairs within the
+        largest, each row then cut to its own radius."""
+        n = self.n_samples_fit_ if X is None else int(X.shape[0])
+        if radii.shape[0] != n:
+            raise InvalidInputError(f"radius has {radii.shape[0]} values; expected one per query row ({n})")
+        vals = [check_radius_value(float(r)) for r in radii]
+        indptr, c, d = self._radius_pairs(X, max(vals, default=0.0), sort)
+        xp, dev = array_namespace(c), device_of(c)
+        counts = indptr[1:] - indptr[:-1]
+        rows = xp.repeat(xp.arange(n, dtype=xp.int64, device=dev), counts)
+        keep = xp.nonzero(xp.astype(d, xp.float64) <= xp.take(xp.asarray(vals, dtype=xp.float64, device=dev), rows))[0]
+        rows, c, d = xp.take(rows, keep), xp.take(c, keep), xp.take(d, keep)
+        indptr = xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), xp.cumulative_sum(bincount(rows, n))])
+        return indptr, c, d
+
     def _all_pairs(self, X: Any, sort: bool) -> tuple[Any, Any, Any]:
         """``radius=inf``: every training row (but the query's own with X=None), from the
         exact k-neighbour search with k = all of them (no radius arithmetic with infinity)."""
@@ -452,10 +611,44 @@ class NeighborsClassifierMixin(ClassifierMixin):
     at ``predict``, and scikit-learn's accuracy ``score`` on the host."""
 
     def _fit_labels(self, y: Any) -> None:
+        """``classes_`` and the encoded ``_y``; a 2-D ``y`` with several columns is
+        multi-output (scikit-learn's ``outputs_2d_``): ``classes_`` is then a list (one
+        array per output) and ``_y`` the (n_samples, n_outputs) codes."""
         X = self._fit_X
         # dask training data: the labels on the host (the vote tasks gather them there)
         lxp, dev = (np, None) if array_api_compat.is_dask_array(X) else (array_namespace(X), device_of(X))
-        self.classes_, self._y = encode_labels(y, X.shape[0], lxp, dev)
+        y_host = y
+        if y is not None and not array_api_compat.is_dask_array(y):
+            y_host = to_numpy(y) if array_api_compat.is_array_api_obj(y) else np.asarray(y)
+        self.outputs_2d_ = getattr(y_host, "ndim", 1) == 2 and y_host.shape[1] > 1
+        if not self.outputs_2d_:
+            self.classes_, self._y = encode_labels(y, X.shape[0], lxp, dev)
+            return
+        per = [encode_labels(y_host[:, j], X.shape[0], lxp, dev) for j in range(y_host.shape[1])]
+        self.classes_ = [c for c, _ in per]
+        self._y = lxp.stack([codes for _, codes in per], axis=1)
+
+    def _output_views(self) -> list:
+        """One single-output shallow copy of this fitted multi-output classifier per output
+        (its ``classes_`` and ``_y``; the training rows and index shared): each output is
+        predicted by the single-output code, as scikit-learn predicts each output alike."""
+        views = []
+        for j, classes in enumerate(self.classes_):
+            view = copy.copy(self)
+            view.outputs_2d_, view.classes_, view._y = False, classes, self._y[:, j]
+            self._output_view(view, j)
+            views.append(view)
+        return views
+
+    def _output_view(self, view: Any, j: int) -> None:
+        """Per-output state a subclass derives from the labels (none here)."""
+
+    def _stack_outputs(self, preds: list) -> Any:
+        """(n_queries, n_outputs) predictions from one (n_queries,) array per output."""
+        if all(not isinstance(p, np.ndarray) for p in preds):
+            return array_namespace(preds[0]).stack(preds, axis=1)
+        host = [to_numpy(p) for p in preds]
+        return np.stack(host, axis=1) if len({h.dtype for h in host}) == 1 else np.stack(host, axis=1).astype(object)
 
     def _labels_of(self, idx: Any, xp: Any) -> Any:
         """Class indices of the training rows ``idx`` (any shape)."""
@@ -474,4 +667,6 @@ class NeighborsClassifierMixin(ClassifierMixin):
         y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
         if y_host.shape[0] != pred.shape[0]:
             raise InvalidInputError(f"X has {pred.shape[0]} samples but y has {y_host.shape[0]}")
+        if pred.ndim == 2:  # multi-output: a sample counts when every output is right (subset accuracy)
+            return float(np.mean(np.all(pred == y_host.reshape(pred.shape), axis=1)))
         return float(np.mean(pred == y_host))

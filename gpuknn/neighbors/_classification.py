@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, compat_numpy, device_of, from_numpy, to_numpy
-from ..base import check_is_fitted, check_query, uses_dask
+from ..base import check_is_fitted, uses_dask
 from ..errors import InvalidInputError, InvalidInputTypeError
 from ..ops.limits import check_working_memory
 from ..ops.radius import radius_pairs_kdtree, radius_rows, radius_votes, rescaled
@@ -186,10 +186,12 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
         X=None: each training row's prediction without itself among its neighbours
         (:meth:`kneighbors`' rule).
         """
+        if getattr(self, "outputs_2d_", False):
+            return self._stack_outputs([KNeighborsClassifier.predict(v, X) for v in self._output_views()])
         if X is None or callable(self.weights):
             check_is_fitted(self, "_fit_X")
             return self._decode(self._votes_listed(X, proba=False))
-        X, xp, mag = check_query(self, X, return_magnitude=True)
+        X, xp, mag = self._query(X)
         if uses_dask(self, X):
             return _dask.predict(self, X)
         return self._decode(self._votes(X, xp, mag, proba=False))
@@ -197,12 +199,14 @@ class KNeighborsClassifier(KNeighborsMixin, NeighborsClassifierMixin, NeighborsB
     def predict_proba(self, X: Any = None) -> Any:
         """Vote shares per class, shape (n_queries, n_classes), columns in ``classes_`` order
         (X=None: as in :meth:`predict`)."""
+        if getattr(self, "outputs_2d_", False):  # a list: one array per output (scikit-learn's)
+            return [KNeighborsClassifier.predict_proba(v, X) for v in self._output_views()]
         if X is None or callable(self.weights):
             check_is_fitted(self, "_fit_X")
             counts = self._votes_listed(X, proba=True)
             xp = array_namespace(counts)
             return counts / xp.sum(counts, axis=1, keepdims=True)
-        X, xp, mag = check_query(self, X, return_magnitude=True)
+        X, xp, mag = self._query(X)
         if uses_dask(self, X):
             return _dask.predict_proba(self, X)
         counts = self._votes(X, xp, mag, proba=True)
@@ -305,20 +309,48 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
 
     def fit(self, X: Any, y: Any) -> RadiusNeighborsClassifier:
         """Store the validated training data; resolve the outlier label."""
-        xp = self._fit(X)
+        self._fit(X)
         self._fit_labels(y)
-        classes = xp.arange(int(self.classes_.shape[0]), device=device_of(self._y))
-        self._onehot = xp.astype(self._y[:, None] == classes[None, :], self._fit_X.dtype)
-        self.outlier_label_ = self._resolve_outlier_label()
+        if not self.outputs_2d_:
+            self._onehot = self._onehot_of(self._y, int(self.classes_.shape[0]))
+            self.outlier_label_ = self._resolve_outlier_label()
+            return self
+        self._onehot = None  # per output, in its view
+        n_out, label = len(self.classes_), self.outlier_label
+        if label is None or (isinstance(label, str) and label == "most_frequent") or np.ndim(label) == 0:
+            labels = [label] * n_out
+        else:
+            labels = list(label)
+            if len(labels) != n_out:
+                raise InvalidInputError(
+                    f"The length of outlier_label: {label} is inconsistent with the output length: {n_out}"
+                )
+        self.outlier_label_ = (
+            None
+            if label is None
+            else [self._resolve_outlier_label(lab, self.classes_[j], self._y[:, j]) for j, lab in enumerate(labels)]
+        )
         return self
 
-    def _resolve_outlier_label(self) -> Any:
-        label = self.outlier_label
+    def _onehot_of(self, codes: Any, n_classes: int) -> Any:
+        """(n_samples, n_classes) one-hot rows of the class codes, in the data's dtype."""
+        xp = array_namespace(codes)
+        classes = xp.arange(n_classes, device=device_of(codes))
+        return xp.astype(codes[:, None] == classes[None, :], self._fit_X.dtype)
+
+    def _output_view(self, view: Any, j: int) -> None:
+        view._onehot = self._onehot_of(view._y, int(view.classes_.shape[0]))
+        view.outlier_label_ = None if self.outlier_label_ is None else self.outlier_label_[j]
+
+    def _resolve_outlier_label(self, label: Any = "__own__", classes: Any = None, codes: Any = None) -> Any:
+        """``outlier_label_`` of one output (default: the estimator's own label and classes)."""
+        if isinstance(label, str) and label == "__own__":
+            label, classes, codes = self.outlier_label, self.classes_, self._y
         if label is None:
             return None
-        classes = to_numpy(self.classes_)
+        classes = to_numpy(classes)
         if isinstance(label, str) and label == "most_frequent":
-            counts = np.bincount(to_numpy(self._y), minlength=classes.shape[0])
+            counts = np.bincount(to_numpy(codes), minlength=classes.shape[0])
             return classes[int(np.argmax(counts))]
         if np.ndim(label) != 0:  # TypeErrors as scikit-learn's
             raise InvalidInputTypeError(f"outlier_label must be a scalar, got {label!r}")
@@ -356,7 +388,7 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
         if X is None or callable(self.weights) or float(self.radius) == np.inf:
             check_is_fitted(self, "_fit_X")
             return self._votes_listed(X)
-        X, xp, mag = check_query(self, X, return_magnitude=True)
+        X, xp, mag = self._query(X)
         radius = float(self.radius)
         tiny = rescaled(X, self._fit_X, self._metric, max(mag or 0.0, self._fit_magnitude or 0.0), radius)
         if self._fit_method == "kd_tree" and tiny is None:
@@ -414,6 +446,8 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
         """Weighted vote shares, shape (n, n_classes); outliers: 1 at ``outlier_label_``
         when it is a training class, else a row of zeros. X=None: each training row
         without itself among its neighbours."""
+        if getattr(self, "outputs_2d_", False):  # a list: one array per output (scikit-learn's)
+            return [RadiusNeighborsClassifier.predict_proba(v, X) for v in self._output_views()]
         counts, winners, xp = self._votes(X)
         outlier = self._outliers(winners, xp)
         if self.outlier_label_ is not None:
@@ -428,6 +462,8 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
     def predict(self, X: Any = None) -> Any:
         """Predicted labels (n,); outliers get ``outlier_label_`` (X=None: as in
         :meth:`predict_proba`)."""
+        if getattr(self, "outputs_2d_", False):
+            return self._stack_outputs([RadiusNeighborsClassifier.predict(v, X) for v in self._output_views()])
         counts, winners, xp = self._votes(X)
         outlier = self._outliers(winners, xp)
         pred = self._decode(xp.where(outlier, xp.zeros_like(winners), winners))

@@ -17,7 +17,7 @@ from ..ops.kneighbors import PreparedReference, search_validated
 from ..ops.limits import check_values, check_working_memory
 from ._base import NeighborsClassifierMixin
 
-__all__ = ["NearestCentroid", "class_means"]
+__all__ = ["NearestCentroid", "class_means", "class_medians"]
 
 
 def class_means(X: Any, y_enc: Any, n_classes: int) -> tuple[Any, Any]:
@@ -44,16 +44,34 @@ def class_means(X: Any, y_enc: Any, n_classes: int) -> tuple[Any, Any]:
     return sums / xp.where(counts > 0, counts, xp.ones_like(counts))[:, None], counts
 
 
+def class_medians(X: Any, y_enc: Any, n_classes: int) -> Any:
+    """Per-class feature-wise medians, shape (n_classes, d) (NumPy's median: the mean of
+    the two middle values for an even count). One sort per class (classes are few).
+
+    Complexity O(n · d · log n)."""
+    xp = array_namespace(X, y_enc)
+    rows = []
+    for c in range(n_classes):
+        members = xp.nonzero(y_enc == c)[0]
+        part = xp.sort(xp.take(X, members, axis=0), axis=0)
+        m = int(part.shape[0])
+        if m == 0:  # a class without rows has no median (not reachable from fit: classes come from y)
+            rows.append(xp.zeros(int(X.shape[1]), dtype=X.dtype, device=device_of(X)))
+            continue
+        rows.append((part[(m - 1) // 2, :] + part[m // 2, :]) / 2)
+    return xp.stack(rows, axis=0)
+
+
 class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
     """Predict the class whose training mean is nearest, like scikit-learn's.
 
     Parameters
     ----------
-    metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner"}
-        The centroid of a class is always the arithmetic mean of its rows (scikit-learn's
-        centroid for ``"euclidean"``); the metric only decides "nearest" (``"inner"``:
-        largest inner product). scikit-learn offers euclidean and manhattan; the results
-        agree for ``"euclidean"`` and ``"sqeuclidean"``.
+    metric : {"euclidean", "sqeuclidean", "cosine", "correlation", "inner", "manhattan"}
+        The centroid of a class is the arithmetic mean of its rows, or for ``"manhattan"``
+        (also ``"cityblock"``, ``"l1"``) the feature-wise median, as in scikit-learn; the
+        metric then decides "nearest" (``"inner"``: largest inner product). scikit-learn
+        offers euclidean and manhattan; the results agree for those and ``"sqeuclidean"``.
     shrink_threshold : float or None, default None
         Nearest shrunken centroids (Tibshirani et al. 2002), scikit-learn's semantics: with
         ``s`` the pooled within-class standard deviation plus its median and
@@ -127,9 +145,16 @@ class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
             prior = prior / prior.sum()
         return prior
 
+    def _metric_name(self) -> str:
+        """The engine's metric: the inner-product ones, or ``"manhattan"`` (``cityblock``,
+        ``l1``; scikit-learn's other metric, with median centroids)."""
+        if isinstance(self.metric, str) and self.metric in ("manhattan", "cityblock", "l1"):
+            return "manhattan"
+        return check_metric(self.metric)
+
     def fit(self, X: Any, y: Any) -> NearestCentroid:
-        """Compute the class means."""
-        check_metric(self.metric)
+        """Compute the class centroids (means; feature-wise medians for ``"manhattan"``)."""
+        manhattan = self._metric_name() == "manhattan"
         self._fit_X, _ = validate_data(self, X, reset=True, return_magnitude=True)
         self.n_features_in_ = int(self._fit_X.shape[1])
         self._fit_labels(y)
@@ -142,6 +167,8 @@ class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
         X = self._fit_X
         xp = array_namespace(X)
         self.centroids_, counts = class_means(X, self._y, n_classes)
+        if manhattan:  # the point minimising the summed L1 distance: the median (scikit-learn's)
+            self.centroids_ = class_medians(X, self._y, n_classes)
         nk = to_numpy(counts).astype(np.float64)
         prior = self._class_prior(nk)
         self.class_prior_ = xp.astype(from_numpy(prior, xp, device=device_of(X)), X.dtype)
@@ -150,7 +177,7 @@ class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
             np.log(np.where(prior > 0, prior, 1.0)) + np.where(prior > 0, 0.0, -np.inf), xp, device=device_of(X)
         )
         self._uniform = bool(np.isclose(prior, 1.0 / n_classes).all())
-        if not self._uniform and self.metric != "euclidean":
+        if not self._uniform and self._metric_name() != "euclidean":
             raise InvalidInputError(f"priors other than uniform need metric='euclidean', got metric={self.metric!r}")
         n = int(X.shape[0])
         R = X - xp.take(self.centroids_, self._y, axis=0)
@@ -183,7 +210,7 @@ class NearestCentroid(NeighborsClassifierMixin, BaseEstimator):
         X, xp, mag = check_query(self, X, return_magnitude=True)
         if not self._uniform:
             return self._decode(xp.argmax(self._discriminant(X, xp), axis=1))
-        ref = PreparedReference(self.centroids_, metric=self.metric, magnitude=self._centroid_magnitude)
+        ref = PreparedReference(self.centroids_, metric=self._metric_name(), magnitude=self._centroid_magnitude)
         nb = search_validated(
             X, ref, 1, magnitude=max(mag, ref.magnitude), working_memory=check_working_memory(None, xp)
         )

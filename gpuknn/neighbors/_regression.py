@@ -30,7 +30,7 @@ from .._backend import (
     to_numpy,
     validate_matrix,
 )
-from ..base import check_is_fitted, check_query, uses_dask
+from ..base import check_is_fitted, uses_dask
 from ..errors import EmptyNeighborhoodWarning, InvalidInputError
 from ..ops.limits import check_working_memory
 from ..ops.radius import radius_pairs_kdtree, radius_rows, radius_tile, rescaled
@@ -193,7 +193,7 @@ class KNeighborsRegressor(KNeighborsMixin, _NeighborsRegression):
             Yn = xp.reshape(xp.take(Y, xp.reshape(idx, (-1,)), axis=0), (idx.shape[0], k, Y.shape[1]))
             d = xp.astype(dist, xp.float64)
             return neighbour_mean(Yn, d, self.weights, self._fit_X.dtype, self._y.dtype, self._y.ndim, xp)
-        X, xp, mag = check_query(self, X, return_magnitude=True)
+        X, xp, mag = self._query(X)
         k = self._check_n_neighbors(n_queries=int(X.shape[0]))
         if uses_dask(self, X):
             return _dask.regress(self, X)
@@ -317,7 +317,7 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
         if X is None or float(self.radius) == math.inf:
             check_is_fitted(self, "_fit_X")
             return self._warn_empty(self._predict_listed(X))
-        X, xp, mag = check_query(self, X, return_magnitude=True)
+        X, xp, mag = self._query(X)
         Y = self._targets(xp)
         ones = xp.ones((Y.shape[0], 1), dtype=xp.float64, device=device_of(Y))
         Y1 = xp.concat([Y, ones], axis=1)  # one GEMM gives the weighted sums and the total weight
@@ -360,7 +360,7 @@ class RadiusNeighborsRegressor(RadiusNeighborsMixin, _NeighborsRegression):
             bad = to_numpy(xp.nonzero(empty)[0])
             shown = ", ".join(str(int(r)) for r in bad[:10]) + (" ..." if bad.size > 10 else "")
             warnings.warn(
-                "One or more samples have no neighbors within specified radius; predicting NaN "
+                "One or more samples have no neighbors within specified radius; predicting NaN. "
                 f"({bad.size} of {pred.shape[0]} query rows, radius={self.radius}: {shown})",
                 EmptyNeighborhoodWarning,
                 stacklevel=4,
