@@ -213,7 +213,9 @@ def test_kmeans_weights_in_seeding(backend):
 
 
 def test_kmeans_weighted_empty_cluster_relocated(backend):
-    km = KMeans(2, init=np.array([[-1.0], [10.0]])).fit(backend.asarray(np.array([[-1.0], [1.0]])), sample_weight=[1.9, 0.1])
+    km = KMeans(2, init=np.array([[-1.0], [10.0]])).fit(
+        backend.asarray(np.array([[-1.0], [1.0]])), sample_weight=[1.9, 0.1]
+    )
     assert_xp(km.cluster_centers_, np.array([[-1.0], [1.0]]), backend)
     assert sorted(host(km.labels_).tolist()) == [0, 1]
 
@@ -235,7 +237,9 @@ def test_kmeans_plusplus_x_squared_norms(backend):
     b, ib = kmeans_plusplus(Xb, 4, x_squared_norms=backend.asarray((X * X).sum(1)), random_state=0)
     np.testing.assert_array_equal(ia, ib)
     assert_xp(b, X[ib], backend)
-    with pytest.raises(ValueError, match=r"The length of x_squared_norms .* should be equal to the length of n_samples"):
+    with pytest.raises(
+        ValueError, match=r"The length of x_squared_norms .* should be equal to the length of n_samples"
+    ):
         kmeans_plusplus(Xb, 4, x_squared_norms=backend.asarray((X * X).sum(1)[:2]))
 
 
@@ -257,7 +261,9 @@ def test_kmeans_transform_centres_at_distance_zero(backend):
     C = host(km.cluster_centers_)
     ref = np.sqrt(((C[:, None, :] - C[None, :, :]) ** 2).sum(-1))
     np.testing.assert_allclose(Xt, ref, rtol=1e-7)
-    np.testing.assert_allclose(host(km.transform(backend.asarray(X))), np.sqrt(((X[:, None] - C[None]) ** 2).sum(-1)), rtol=1e-7)
+    np.testing.assert_allclose(
+        host(km.transform(backend.asarray(X))), np.sqrt(((X[:, None] - C[None]) ** 2).sum(-1)), rtol=1e-7
+    )
 
 
 # --- NearestCentroid ----------------------------------------------------------------------

@@ -441,7 +441,11 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         X = validate_matrix(X, xp)
         n = int(X.shape[0])
         K = int(self.n_clusters if n_centroids is None else n_centroids)
-        x_sq = xp.sum(X * X, axis=1) if x_squared_norms is None else into_namespace(x_squared_norms, xp, device=device_of(X))
+        x_sq = (
+            xp.sum(X * X, axis=1)
+            if x_squared_norms is None
+            else into_namespace(x_squared_norms, xp, device=device_of(X))
+        )
         w = _check_sample_weight(sample_weight, n, X, xp)
         if isinstance(init, str) and init not in ("k-means++", "random"):
             raise InvalidInputError(f"init must be 'k-means++', 'random', a callable or an array, got {init!r}")
