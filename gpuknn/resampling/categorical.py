@@ -120,6 +120,8 @@ def _resample_encoded(sampler: Any, X: Any, y: Any, cat: np.ndarray, numeric_fit
     for j in range(d):
         out[n:, j] = values[j][new[:, j].astype(np.int64)] if j in values else new[:, j]
     sampler.categories_ = [values[j] for j in sorted(values)]
+    if hasattr(sampler, "categorical_encoder_"):  # as imbalanced-learn's: fitted on the categories, not codes
+        sampler.categorical_encoder_ = clone(sampler.categorical_encoder_).fit(Xh[:, sorted(values)])
     sampler.n_features_in_ = d
     if _is_frame(X) and all(isinstance(c, str) for c in X.columns):
         sampler.feature_names_in_ = np.asarray(X.columns, dtype=object)
