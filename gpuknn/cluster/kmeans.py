@@ -254,7 +254,8 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     n_init : "auto" or int, default "auto"
         Number of seeded runs; the one with the lowest inertia is kept. ``"auto"`` (as
         scikit-learn 1.4+): 1 for ``"k-means++"`` and an array, 10 for ``"random"`` and a
-        callable. With an array only one run is made whatever ``n_init``.
+        callable. With an array only one run is made whatever ``n_init`` (an explicit
+        ``n_init`` other than 1 warns, ``RuntimeWarning``, as scikit-learn).
     max_iter : int, default 300
     tol : float, default 1e-4
         Relative tolerance on the total squared centre shift, scaled by the mean feature
@@ -279,6 +280,9 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
 
     Warns
     -----
+    RuntimeWarning
+        ``init`` an array with ``n_init`` other than 1 or "auto"; ``algorithm="elkan"`` with
+        one cluster (scikit-learn's warnings).
     FewerClustersWarning
         Fewer distinct labels than ``n_clusters`` were found (duplicate points); also
         scikit-learn's ``ConvergenceWarning``.
