@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers import assert_xp, host
 
-from gpuknn.cluster import KMeans
+from gpuknn.cluster import KMeans, kmeans_plusplus
 from gpuknn.errors import ConvergenceWarning, FewerClustersWarning, InvalidInputError
 from gpuknn.neighbors import NearestCentroid
 
@@ -109,9 +109,14 @@ def test_kmeans_n_init_auto(monkeypatch, init, expected):
     assert km.n_init == "auto" and sk_cluster.KMeans().n_init == "auto"
     km.fit(X)
     assert len(calls) == expected
+    assert km._n_init == expected  # scikit-learn's private attribute, read by its tests
     calls.clear()
-    KMeans(3, init=init, n_init=4, random_state=0).fit(X)
-    assert len(calls) == (1 if isinstance(init, np.ndarray) else 4)
+    if isinstance(init, np.ndarray):  # scikit-learn warns, and makes one run
+        with pytest.warns(RuntimeWarning, match="performing only one init in KMeans instead of n_init=4"):
+            km = KMeans(3, init=init, n_init=4, random_state=0).fit(X)
+    else:
+        km = KMeans(3, init=init, n_init=4, random_state=0).fit(X)
+    assert len(calls) == km._n_init == (1 if isinstance(init, np.ndarray) else 4)
 
 
 def test_kmeans_copy_x_and_verbose_accepted(backend):
@@ -154,6 +159,111 @@ def test_kmeans_fewer_distinct_clusters_warns():
 def test_kmeans_argument_errors(kw, match):
     with pytest.raises(InvalidInputError, match=match):
         KMeans(3, **kw).fit(_blobs(8))
+
+
+@pytest.mark.parametrize("algorithm", ["lloyd", "elkan"])
+def test_kmeans_sample_weight_matches_sklearn(backend, algorithm):
+    X = _blobs(11)
+    w = np.random.default_rng(1).uniform(0.1, 3.0, size=X.shape[0])
+    init = X[[0, 60, 120]]
+    ref = sk_cluster.KMeans(3, init=init, n_init=1, algorithm=algorithm).fit(X, sample_weight=w)
+    km = KMeans(3, init=backend.asarray(init), algorithm=algorithm).fit(backend.asarray(X), sample_weight=w)
+    assert_xp(km.labels_, ref.labels_, backend)
+    assert_xp(km.cluster_centers_, ref.cluster_centers_, backend, exact=False, rtol=1e-10)
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-10)
+    assert km.n_iter_ == ref.n_iter_
+    # the hand-computed toy of scikit-learn's test_kmeans_results
+    toy = KMeans(2, init=backend.asarray(np.array([[0.0, 0.0], [1.0, 1.0]]))).fit(
+        backend.asarray(np.array([[0, 0], [0.5, 0], [0.5, 1], [1, 1]], dtype=np.float64)), sample_weight=[3, 1, 1, 3]
+    )
+    assert_xp(toy.cluster_centers_, np.array([[0.125, 0.0], [0.875, 1.0]]), backend, exact=False, rtol=1e-12)
+    assert toy.inertia_ == pytest.approx(0.375) and toy.n_iter_ == 2
+
+
+def test_kmeans_integer_weights_are_repeated_rows(backend):
+    X = _blobs(12, n=60)
+    w = np.random.default_rng(2).integers(1, 5, size=X.shape[0])
+    init = X[[0, 25, 50]]
+    a = KMeans(3, init=init).fit(backend.asarray(X), sample_weight=backend.asarray(w))
+    b = KMeans(3, init=init).fit(backend.asarray(np.repeat(X, w, axis=0)))
+    assert_xp(b.labels_, np.repeat(host(a.labels_), w), backend)
+    assert a.inertia_ == pytest.approx(b.inertia_, rel=1e-9)
+    assert_xp(a.cluster_centers_, host(b.cluster_centers_), backend, exact=False, rtol=1e-9)
+
+
+def test_kmeans_weights_in_seeding(backend):
+    X = _blobs(13, n=90)
+    w = np.random.default_rng(3).uniform(size=X.shape[0])
+    w[::2] = 0.0
+    Xb = backend.asarray(X)
+    for init in ("k-means++", "random"):
+        C = host(KMeans(10)._init_centroids(Xb, None, init, np.random.RandomState(0), w))
+        d = ((X[::2, None, :] - C[None, :, :]) ** 2).sum(-1)
+        assert d.min() > 0  # a zero-weight row is never a starting centre
+        # all-equal weights draw as no weights; a common scale changes nothing
+        a = KMeans(3, init=init, n_init=1, random_state=0).fit(Xb)
+        b = KMeans(3, init=init, n_init=1, random_state=0).fit(Xb, sample_weight=np.ones(X.shape[0]))
+        assert_xp(a.labels_, host(b.labels_), backend)
+        c = KMeans(3, init=init, n_init=1, random_state=0).fit(Xb, sample_weight=w + 0.5)
+        e = KMeans(3, init=init, n_init=1, random_state=0).fit(Xb, sample_weight=2.0 * (w + 0.5))
+        assert_xp(c.labels_, host(e.labels_), backend)
+    C, idx = kmeans_plusplus(Xb, 10, sample_weight=w, random_state=0)
+    assert (idx % 2 == 1).all()
+    assert_xp(C, X[idx], backend)
+
+
+def test_kmeans_weighted_empty_cluster_relocated(backend):
+    km = KMeans(2, init=np.array([[-1.0], [10.0]])).fit(
+        backend.asarray(np.array([[-1.0], [1.0]])), sample_weight=[1.9, 0.1]
+    )
+    assert_xp(km.cluster_centers_, np.array([[-1.0], [1.0]]), backend)
+    assert sorted(host(km.labels_).tolist()) == [0, 1]
+
+
+def test_kmeans_sample_weight_errors_and_unchanged():
+    X = _blobs(14, n=30)
+    w = np.linspace(0.5, 1.5, 30)
+    KMeans(3, random_state=0).fit(X, sample_weight=w)
+    np.testing.assert_array_equal(w, np.linspace(0.5, 1.5, 30))  # not modified in place
+    for bad, match in ((np.ones(5), r"shape \(30,\)"), (-w, "non-negative"), (0 * w, "positive entry")):
+        with pytest.raises(InvalidInputError, match=match):
+            KMeans(3).fit(X, sample_weight=bad)
+
+
+def test_kmeans_plusplus_x_squared_norms(backend):
+    X = _blobs(15)
+    Xb = backend.asarray(X)
+    a, ia = kmeans_plusplus(Xb, 4, random_state=0)
+    b, ib = kmeans_plusplus(Xb, 4, x_squared_norms=backend.asarray((X * X).sum(1)), random_state=0)
+    np.testing.assert_array_equal(ia, ib)
+    assert_xp(b, X[ib], backend)
+    with pytest.raises(
+        ValueError, match=r"The length of x_squared_norms .* should be equal to the length of n_samples"
+    ):
+        kmeans_plusplus(Xb, 4, x_squared_norms=backend.asarray((X * X).sum(1)[:2]))
+
+
+def test_kmeans_runtime_warnings():
+    X = _blobs(16)
+    with pytest.warns(RuntimeWarning, match="algorithm='elkan' doesn't make sense for a single cluster"):
+        KMeans(1, algorithm="elkan").fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KMeans(1).fit(X)
+        KMeans(3, init=X[:3]).fit(X)  # n_init="auto" with an array: one run, no warning
+
+
+def test_kmeans_transform_centres_at_distance_zero(backend):
+    X = _blobs(17) + 100.0  # an offset makes the GEMM form's cancellation visible
+    km = KMeans(3, random_state=0).fit(backend.asarray(X))
+    Xt = host(km.transform(km.cluster_centers_))
+    np.testing.assert_array_equal(np.diag(Xt), np.zeros(3))
+    C = host(km.cluster_centers_)
+    ref = np.sqrt(((C[:, None, :] - C[None, :, :]) ** 2).sum(-1))
+    np.testing.assert_allclose(Xt, ref, rtol=1e-7)
+    np.testing.assert_allclose(
+        host(km.transform(backend.asarray(X))), np.sqrt(((X[:, None] - C[None]) ** 2).sum(-1)), rtol=1e-7
+    )
 
 
 # --- NearestCentroid ----------------------------------------------------------------------

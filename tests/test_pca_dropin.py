@@ -107,3 +107,42 @@ def test_sklearn_errors_and_defaults():
     ours = PCA(2, svd_solver="randomized", tol=0.0, iterated_power=7, n_oversamples=5, random_state=rs).fit(X)
     ref = SkPCA(2, svd_solver="full").fit(X)
     np.testing.assert_allclose(np.abs(ours.components_), np.abs(ref.components_), atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("shape", "n_components"),
+    [((10, 50), 5), ((1000, 50), 50), ((600, 520), 400), ((600, 520), 10), ((600, 520), 0.5), ((600, 520), "mle")],
+)
+def test_fit_svd_solver_as_sklearn(shape, n_components):
+    """``_fit_svd_solver`` (scikit-learn's private attribute, read by its tests) names the
+    solver "auto" stands for, by scikit-learn's rule on the shape and n_components."""
+    X = np.random.default_rng(5).uniform(size=shape)
+    ours = PCA(n_components, random_state=0).fit(X)
+    ref = SkPCA(n_components, random_state=0).fit(X)
+    assert ours._fit_svd_solver == ref._fit_svd_solver
+    assert PCA(3, svd_solver="arpack", random_state=0).fit(X[:20, :6])._fit_svd_solver == "arpack"
+
+
+@pytest.mark.parametrize("data", [np.array([[0.0, 1, 0], [1, 0, 0]]), np.array([[0.0, 1, 0], [1, 0, 0]]).T])
+def test_n_components_message_names_the_resolved_solver(data):
+    """As scikit-learn's, the message names the solver "auto" stands for ('full' here)."""
+    pattern = r"n_components=3 must be between {} and min\(n_samples, n_features\)=2 with svd_solver='full'"
+    with pytest.raises(InvalidInputError, match=pattern.format(1)):
+        PCA(3).fit(data)
+    with pytest.raises(ValueError, match=pattern.format(0)):  # scikit-learn also takes 0 components
+        SkPCA(3).fit(data)
+
+
+@pytest.mark.parametrize("shape", [(100, 30), (30, 100)])
+def test_truncated_whitened_scores_match_full(shape):
+    """svd_solver "randomized" (gpuknn's block iteration) agrees with "full" to scikit-learn's
+    float64 tolerance, whitened scores of held-out rows included (1e-10 left ~1e-10)."""
+    from sklearn.datasets import make_low_rank_matrix
+
+    X = make_low_rank_matrix(n_samples=shape[0] + 10, n_features=shape[1], tail_strength=0.5, random_state=42)
+    full = PCA(10, svd_solver="full", whiten=True).fit(X[: shape[0]])
+    other = PCA(10, svd_solver="randomized", whiten=True, random_state=42, iterated_power=50).fit(X[: shape[0]])
+    np.testing.assert_allclose(other.explained_variance_, full.explained_variance_, rtol=1e-12, atol=1e-10)
+    for part in (X[: shape[0]], X[shape[0] :]):
+        s = np.sign(np.sum(other.components_ * full.components_, axis=1))
+        np.testing.assert_allclose(other.transform(part) * s, full.transform(part), rtol=1e-12, atol=1e-10)

@@ -585,3 +585,110 @@ def test_ncr_takes_edited_nearest_neighbours_sampler(backend, kind_sel):
     np.testing.assert_array_equal(peer_enn.sample_indices_, ref.sample_indices_)
     with pytest.raises(InvalidInputError, match="edited_nearest_neighbours"):
         gpuknn.resampling.NeighbourhoodCleaningRule(edited_nearest_neighbours=3).fit_resample(X, y)
+
+
+# --- 6. imbalanced-learn's conformance details (issue 33) -------------------------------------
+
+
+@pytest.mark.parametrize(("cls", "attr"), [("SMOTEENN", "enn_"), ("SMOTETomek", "tomek_")])
+def test_combined_validate_estimator_passes_n_jobs(cls, attr):
+    from gpuknn import resampling
+
+    for n_jobs in (None, 8):
+        s = getattr(resampling, cls)(random_state=0, n_jobs=n_jobs)
+        s._validate_estimator()  # imbalanced-learn's private method, called by its tests
+        assert isinstance(s.smote_, SMOTE) and getattr(s, attr).n_jobs == n_jobs
+    X, y = _data(21)
+    a = getattr(resampling, cls)(random_state=0).fit_resample(X, y)
+    b = getattr(resampling, cls)(random_state=0, n_jobs=2).fit_resample(X, y)
+    np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_smotenc_and_smoten_categorical_encoder_attribute():
+    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+
+    X, y = _mixed()
+    s = SMOTENC(categorical_features=[1], random_state=0).fit(X, y)
+    assert isinstance(s.categorical_encoder_, OneHotEncoder) and s.categorical_encoder_.sparse_output is True
+    assert [list(c) for c in s.categorical_encoder_.categories_] == [["blue", "green", "red"]]
+    enc = OneHotEncoder(sparse_output=False)
+    s.set_params(categorical_encoder=enc).fit(X, y)
+    assert s.categorical_encoder is enc and s.categorical_encoder_ is not enc
+    assert s.categorical_encoder_.sparse_output is False
+    Xc = X[:, [1]]
+    n = SMOTEN(random_state=0).fit(Xc, y)
+    assert isinstance(n.categorical_encoder_, OrdinalEncoder) and n.categorical_encoder_.dtype == np.int32
+    enc = OrdinalEncoder(dtype=np.int64)
+    n.set_params(categorical_encoder=enc).fit(Xc, y)
+    assert n.categorical_encoder_ is not enc and n.categorical_encoder_.dtype == np.int64
+
+
+@pytest.mark.parametrize("drop", ["first", "if_binary"])
+def test_smotenc_encoder_dropping_columns_is_refused(drop):
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    X = np.hstack([rng.normal(size=(100, 2)), rng.integers(0, 2, (100, 1)), rng.integers(0, 4, (100, 1))]).astype(
+        object
+    )
+    y = np.repeat([0, 1], [80, 20])
+    s = SMOTENC(categorical_features=[2, 3], categorical_encoder=OneHotEncoder(drop=drop), random_state=0)
+    with pytest.raises(InvalidInputError, match="requires a one-hot encoding with one column per category"):
+        s.fit_resample(X, y)
+    with pytest.raises(ValueError, match="requires a one-hot encoding with one column per category"):
+        imb_over.SMOTENC(categorical_features=[2, 3], categorical_encoder=OneHotEncoder(drop=drop)).fit_resample(X, y)
+
+
+def test_smoten_neighbors_object():
+    """An object ``k_neighbors`` (imbalanced-learn's) counts the sample itself: n_neighbors=k+1
+    gives the int k's result (a euclidean search of the distance rows finds the same here)."""
+    rng = np.random.default_rng(5)
+    X = rng.choice(np.array(["a", "b", "c"], dtype=object), size=(60, 3))
+    X[:20, 0] = "a"  # the minority's first feature is informative
+    y = np.repeat([1, 0], [20, 40])
+    a = SMOTEN(k_neighbors=sk_neighbors.NearestNeighbors(n_neighbors=4), random_state=0)
+    Xa, ya = a.fit_resample(X, y)
+    Xb, yb = SMOTEN(k_neighbors=3, random_state=0).fit_resample(X, y)
+    assert Xa.shape == (80, 3) and (ya == 1).sum() == 40
+    assert isinstance(a.nn_k_, sk_neighbors.NearestNeighbors)
+    assert (Xa[60:, 0] == "a").all() and (Xb[60:, 0] == "a").all()
+    with pytest.raises(InvalidInputError, match="n_neighbors"):
+        SMOTEN(k_neighbors=sk_neighbors.NearestNeighbors(n_neighbors=1)).fit_resample(X, y)
+
+
+@pytest.mark.parametrize("cls", [RandomOverSampler, RandomUnderSampler])
+def test_random_samplers_take_non_finite_rows(backend, cls):
+    X, y = _data(22)
+    X[[1, 30, 70], [0, 1, 2]] = [np.nan, np.inf, -np.inf]
+    s = cls(random_state=0)
+    Xr, yr = s.fit_resample(backend.asarray(X), backend.asarray(y))
+    assert_xp(Xr, X[s.sample_indices_], backend)  # rows through untouched, NaN included
+    ref = cls(random_state=0).fit_resample(np.nan_to_num(X), y)[1]
+    assert_xp(yr, ref, backend)  # the same draws as for finite X
+    with pytest.raises(InvalidInputError, match="NaN or infinity"):
+        SMOTE(random_state=0).fit_resample(X, y)  # samplers computing with X still refuse them
+
+
+@pytest.mark.parametrize("cls", [RandomOverSampler, RandomUnderSampler])
+def test_random_samplers_keep_frame_dtypes_full_nat(cls):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"s": ["abc", "def", "xyz"], "t": pd.to_timedelta([np.nan] * 3), "n": [1, 2, 3]})
+    s = cls(random_state=0)
+    Xr, yr = s.fit_resample(X, np.array([0, 0, 1]))
+    assert Xr.shape == ((4, 3) if cls is RandomOverSampler else (2, 3))
+    assert Xr["t"].dtype.kind == "m" and Xr["t"].isna().all()
+    assert Xr.dtypes.to_dict() == X.dtypes.to_dict() and list(Xr.index) == list(range(Xr.shape[0]))
+    assert Xr["n"].tolist() == X["n"].to_numpy()[s.sample_indices_].tolist()
+
+
+@pytest.mark.parametrize("cls", ["CondensedNearestNeighbour", "OneSidedSelection"])
+def test_prototype_selection_takes_gpuknn_default_classifier(cls):
+    """gpuknn's KNeighborsClassifier (metric="minkowski", p=2 by default) is euclidean."""
+    from gpuknn import resampling
+
+    X, y = _data(23)
+    a = getattr(resampling, cls)(random_state=0, n_neighbors=gpuknn.KNeighborsClassifier(n_neighbors=1))
+    b = getattr(resampling, cls)(random_state=0, n_neighbors=1)
+    np.testing.assert_array_equal(a.fit_resample(X, y)[0], b.fit_resample(X, y)[0])
+    with pytest.raises(InvalidInputError, match="metric"):
+        getattr(resampling, cls)(n_neighbors=gpuknn.KNeighborsClassifier(1, p=1)).fit_resample(X, y)

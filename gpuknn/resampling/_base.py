@@ -297,6 +297,10 @@ class BaseSampler(OneToOneFeatureMixin, BaseEstimator):
         out.input_tags = InputTags(dataframe=True)
         return out
 
+    #: Samplers that only pick rows (never compute with X) take NaN and infinity through, as
+    #: imbalanced-learn's random samplers do.
+    _allow_non_finite = False
+
     def fit(self, X: Any, y: Any) -> BaseSampler:
         """Run :meth:`fit_resample` and return self (imbalanced-learn's ``fit``)."""
         self.fit_resample(X, y)
@@ -326,7 +330,7 @@ class BaseSampler(OneToOneFeatureMixin, BaseEstimator):
     def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
         """``fit_resample`` on arrays: X of any namespace, y 1-D (``one_hot`` unused here)."""
         xp = array_namespace(X)
-        X = validate_data(self, X, reset=True, xp=xp)
+        X = validate_data(self, X, reset=True, xp=xp, check_finite=not self._allow_non_finite)
         lab = encode_labels(y, int(X.shape[0]))
         self._strategy = check_sampling_strategy(self.sampling_strategy, lab, self._sampling_type)
         self.sampling_strategy_ = {lab.label(c): n for c, n in self._strategy.items()}
@@ -369,7 +373,7 @@ def _restore_kinds(X_in: Any, y_in: Any, X_res: Any, y_res: Any) -> tuple[Any, A
         y_res = np.eye(one_hot, dtype=to_numpy(y_in).dtype)[to_numpy(y_res)]
     if isinstance(X_in, list):
         X_res = to_numpy(X_res).tolist()
-    elif hasattr(X_in, "columns") and hasattr(X_in, "iloc"):  # a pandas DataFrame
+    elif hasattr(X_in, "columns") and hasattr(X_in, "iloc") and not hasattr(X_res, "iloc"):  # a pandas DataFrame
         X_res = type(X_in)(to_numpy(X_res), columns=X_in.columns).astype(X_in.dtypes.to_dict())
     if isinstance(y_in, list):
         y_res = to_numpy(y_res).tolist()

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from numpy.random import default_rng
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 
 from .._backend import check_int, device_of, from_numpy, to_numpy
 from ..base import clone
@@ -32,11 +33,14 @@ __all__ = ["SMOTENC", "SMOTEN"]
 _SMOTEN_MIB = 1024  # SMOTEN's default working_memory, MiB
 
 
-def _categories(X_cat: np.ndarray, encoder: Any, name: str) -> list[np.ndarray]:
-    """Sorted distinct values per column, or the ``categories_`` of a clone of ``encoder``
-    fitted on the host columns."""
+def _categories(X_cat: np.ndarray, encoder: Any, name: str, default: Any, one_hot: bool = False) -> tuple[list, Any]:
+    """``(categories, fitted encoder)``: with no ``encoder``, the sorted distinct values per
+    column and ``default`` (imbalanced-learn's default encoder) fitted on the columns, for
+    ``categorical_encoder_``; else the ``categories_`` of a clone of ``encoder`` fitted on
+    the host columns. ``one_hot``: the encoder must keep one column per category (SMOTENC
+    activates one column per feature), as imbalanced-learn checks."""
     if encoder is None:
-        return [np.unique(X_cat[:, j]) for j in range(X_cat.shape[1])]
+        return [np.unique(X_cat[:, j]) for j in range(X_cat.shape[1])], default.fit(X_cat)
     if not (hasattr(encoder, "fit") and hasattr(encoder, "inverse_transform")):
         raise InvalidInputError(
             f"categorical_encoder must be None or an encoder with fit/inverse_transform and "
@@ -46,7 +50,15 @@ def _categories(X_cat: np.ndarray, encoder: Any, name: str) -> list[np.ndarray]:
     cats = [np.asarray(c) for c in enc.categories_]
     if len(cats) != X_cat.shape[1]:
         raise InvalidInputError(f"categorical_encoder gave {len(cats)} category lists for {X_cat.shape[1]} {name}")
-    return cats
+    if one_hot and hasattr(enc, "transform"):
+        width, n_categories = int(enc.transform(X_cat[:1]).shape[1]), sum(int(c.shape[0]) for c in cats)
+        if width != n_categories:  # imbalanced-learn's words (its tests match them)
+            raise InvalidInputError(
+                "SMOTENC requires a one-hot encoding with one column per category for the categorical "
+                f"features. The provided `categorical_encoder` produced {width} columns for {n_categories} "
+                "categories (it drops columns, e.g. `OneHotEncoder(drop=...)`, or merges infrequent categories)."
+            )
+    return cats, enc
 
 
 def _is_frame(X: Any) -> bool:
@@ -108,6 +120,8 @@ def _resample_encoded(sampler: Any, X: Any, y: Any, cat: np.ndarray, numeric_fit
     for j in range(d):
         out[n:, j] = values[j][new[:, j].astype(np.int64)] if j in values else new[:, j]
     sampler.categories_ = [values[j] for j in sorted(values)]
+    if hasattr(sampler, "categorical_encoder_"):  # as imbalanced-learn's: fitted on the categories, not codes
+        sampler.categorical_encoder_ = clone(sampler.categorical_encoder_).fit(Xh[:, sorted(values)])
     sampler.n_features_in_ = d
     if _is_frame(X) and all(isinstance(c, str) for c in X.columns):
         sampler.feature_names_in_ = np.asarray(X.columns, dtype=object)
@@ -147,9 +161,12 @@ class SMOTENC(BaseSampler):
         column's sorted values, resampled as numbers and decoded (the output has X's kind:
         an object array, a DataFrame with X's dtypes).
     categorical_encoder : None or scikit-learn encoder, default None
-        None: the categories are each column's sorted distinct values. An encoder (e.g.
+        None: the categories are each column's sorted distinct values (and
+        ``categorical_encoder_`` is imbalanced-learn's default,
+        ``OneHotEncoder(handle_unknown="ignore")``, fitted on them). An encoder (e.g.
         ``OneHotEncoder``) is cloned and fitted on the categorical columns; only its
-        ``categories_`` are used.
+        ``categories_`` are used, and it must keep one column per category
+        (``OneHotEncoder(drop=...)`` is refused with a ValueError, as imbalanced-learn).
     sampling_strategy : str, float, dict or callable, default "auto"
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng`, once per class and once more per class for the
@@ -291,7 +308,10 @@ class SMOTENC(BaseSampler):
         self.categorical_features_, self.continuous_features_ = cat, cont
         dev = device_of(X)
         X_cat = to_numpy(xp.take(X, from_numpy(cat, xp, device=dev), axis=1))
-        cats = _categories(X_cat, self.categorical_encoder, "categorical features")
+        default = OneHotEncoder(handle_unknown="ignore", dtype=np.float64)
+        cats, self.categorical_encoder_ = _categories(
+            X_cat, self.categorical_encoder, "categorical features", default, one_hot=True
+        )
         self.categories_ = cats
         codes = _encode(X_cat, cats)
         sizes = [int(c.shape[0]) for c in cats]
@@ -359,14 +379,18 @@ class SMOTEN(BaseSampler):
     sampling_strategy : str, float, dict or callable, default "auto"
     random_state : int, Generator or None
         Seeds :func:`numpy.random.default_rng` once per class (see the module notes).
-    k_neighbors : int, default 5
+    k_neighbors : int or NearestNeighbors-like object, default 5
+        An object with ``fit`` and ``kneighbors`` is cloned, fitted on each class's rows of
+        the VDM distance matrix and searches them (its ``n_neighbors`` counts the sample
+        itself), as imbalanced-learn does.
     working_memory : float or None
         Rows of the class distance matrix computed at once are bounded to about this many MiB
         (default 1024).
     categorical_encoder : None or encoder, default None
-        None: each feature's categories are its sorted distinct values. An encoder with
-        ``fit`` and ``categories_`` (e.g. scikit-learn's ``OrdinalEncoder``, imbalanced-learn's
-        default) is cloned and fitted on X; only its ``categories_`` are used.
+        None: each feature's categories are its sorted distinct values (and
+        ``categorical_encoder_`` is imbalanced-learn's default, ``OrdinalEncoder(dtype=int32)``,
+        fitted on X). An encoder with ``fit`` and ``categories_`` (e.g. scikit-learn's
+        ``OrdinalEncoder``) is cloned and fitted on X; only its ``categories_`` are used.
 
     X may hold strings or other objects (a host object/string array, a DataFrame): they are
     encoded as their positions among each column's sorted values and decoded after (the
@@ -427,13 +451,21 @@ class SMOTEN(BaseSampler):
         return _resample_encoded(self, X, y, cat, lambda Xn, yn: BaseSampler._fit_resample(self, Xn, yn))
 
     def _resample(self, X: Any, lab: Labels, xp: Any) -> tuple[Any, np.ndarray]:
-        k = check_int(self.k_neighbors, name="k_neighbors", low=1)
+        est = None
+        if hasattr(self.k_neighbors, "kneighbors") and hasattr(self.k_neighbors, "fit"):
+            # imbalanced-learn's object: fitted on each class's VDM distance rows, its
+            # n_neighbors counting the sample itself
+            est = clone(self.k_neighbors)
+            k = check_int(est.get_params().get("n_neighbors"), name="k_neighbors.n_neighbors", low=2) - 1
+        else:
+            k = check_int(self.k_neighbors, name="k_neighbors", low=1)
         # bytes; SMOTEN's own default is 1024 MiB
         budget = _SMOTEN_MIB << 20 if self.working_memory is None else check_working_memory(self.working_memory, xp)
         check_class_sizes(self._strategy, lab, k, f"SMOTEN with k_neighbors={k}")
         dev = device_of(X)
         X_h = to_numpy(X)
-        cats = _categories(X_h, self.categorical_encoder, "features")
+        default = OrdinalEncoder(dtype=np.int32)
+        cats, self.categorical_encoder_ = _categories(X_h, self.categorical_encoder, "features", default)
         self.categories_ = cats
         codes = _encode(X_h, cats)
         n_cls = lab.counts.shape[0]
@@ -464,8 +496,13 @@ class SMOTEN(BaseSampler):
                 for j in range(cc.shape[1]):
                     idx = int(flat_off[j]) + q[:, j : j + 1] * int(sizes[j]) + cc_x[None, :, j]
                     dist = dist + xp.reshape(xp.take(table, xp.reshape(idx, (-1,))), dist.shape)
-                parts.append(xp.argsort(dist, axis=1, stable=True)[:, : k + 1])
-            nn = to_numpy(xp.concat(parts, axis=0)).astype(np.int64)
+                parts.append(dist if est is not None else xp.argsort(dist, axis=1, stable=True)[:, : k + 1])
+            if est is None:
+                nn = to_numpy(xp.concat(parts, axis=0)).astype(np.int64)
+            else:  # the object searches the rows of the (n_c, n_c) distance matrix, on the host
+                D = to_numpy(xp.concat(parts, axis=0))
+                nn = np.asarray(est.fit(D).kneighbors(D, return_distance=False), dtype=np.int64)
+                self.nn_k_ = est
             rng = default_rng(self.random_state)
             rows = np.asarray(rng.integers(0, n_c, size=n_new), dtype=np.int64)
             nbr = cc[nn[rows]]  # (n_new, k + 1, d)

@@ -72,7 +72,7 @@ class _SeededCondenser(BaseSampler):
         if p.get("weights", "uniform") not in ("uniform", None):
             raise InvalidInputError(f"n_neighbors={value!r}: only uniform weights are supported")
         metric = p.get("metric", "euclidean")
-        if not isinstance(value, BaseEstimator) and metric == "minkowski":
+        if metric == "minkowski":  # both libraries' default (p=2 is euclidean)
             metric = "euclidean" if p.get("p", 2) == 2 and not p.get("metric_params") else None
         if metric not in _SEARCH_METRICS:
             raise InvalidInputError(

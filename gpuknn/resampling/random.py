@@ -37,7 +37,10 @@ def _numeric_dtype(t: Any) -> bool:
 
 
 class _RowPicker(BaseSampler):
-    """Random samplers pass rows through untouched, so X may hold strings or objects."""
+    """Random samplers pass rows through untouched, so X may hold strings or objects, NaN or
+    infinity (a smoothed bootstrap of such rows gives NaN or infinity)."""
+
+    _allow_non_finite = True
 
     def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
         if not _non_numeric(X):
@@ -68,6 +71,8 @@ class _RowPicker(BaseSampler):
                 "shrinkage needs numeric X (a smoothed bootstrap adds noise to the rows); X holds non-numeric values"
             )
         self.sample_indices_ = np.asarray(out, dtype=np.int64)
+        if frame:  # the frame's own rows: every column keeps its dtype (a NaT timedelta column too)
+            return X.iloc[self.sample_indices_].reset_index(drop=True), take_rows(y, self.sample_indices_)
         return Xh[self.sample_indices_], take_rows(y, self.sample_indices_)
 
 

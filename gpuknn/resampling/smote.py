@@ -167,9 +167,12 @@ class _SmoteThenClean(BaseSampler):
     _sampling_type = "over-sampling"
     _selects_rows = False  # new rows: no sample_indices_
 
-    def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
-        """SMOTE, then the cleaner on SMOTE's output (see the class docstring)."""
-        smote = (
+    def _validate_estimator(self) -> None:
+        """Set ``smote_`` and the cleaner's attribute (``tomek_``/``enn_``) to the steps
+        ``fit_resample`` runs: the given objects, or the defaults built from this sampler's
+        parameters (``n_jobs`` passed to the default cleaner), as imbalanced-learn's private
+        method of the same name, which its tests call."""
+        self.smote_ = (
             self.smote
             if self.smote is not None
             else SMOTE(
@@ -180,16 +183,19 @@ class _SmoteThenClean(BaseSampler):
                 working_memory=self.working_memory,
             )
         )
-        self.smote_ = smote
+        setattr(self, self._cleaner_attr, self._cleaner())
+
+    def _fit_resample(self, X: Any, y: Any, one_hot: int | None = None) -> tuple[Any, Any]:
+        """SMOTE, then the cleaner on SMOTE's output (see the class docstring)."""
+        self._validate_estimator()
+        smote = self.smote_
         self.sampling_strategy_ = None
         X_s, y_s = smote.fit_resample(X, y)
         self.sampling_strategy_ = smote.sampling_strategy_
         self.n_features_in_ = smote.n_features_in_
         if hasattr(smote, "feature_names_in_"):
             self.feature_names_in_ = smote.feature_names_in_
-        cleaner = self._cleaner()
-        setattr(self, self._cleaner_attr, cleaner)
-        return cleaner.fit_resample(X_s, y_s)
+        return getattr(self, self._cleaner_attr).fit_resample(X_s, y_s)
 
 
 class SMOTETomek(_SmoteThenClean):
@@ -247,7 +253,9 @@ class SMOTETomek(_SmoteThenClean):
     def _cleaner(self) -> Any:
         if self.tomek is not None:
             return self.tomek
-        return TomekLinks(sampling_strategy="all", metric=self.metric, working_memory=self.working_memory)
+        return TomekLinks(
+            sampling_strategy="all", metric=self.metric, working_memory=self.working_memory, n_jobs=self.n_jobs
+        )
 
 
 class SMOTEENN(_SmoteThenClean):
@@ -303,4 +311,6 @@ class SMOTEENN(_SmoteThenClean):
     def _cleaner(self) -> Any:
         if self.enn is not None:
             return self.enn
-        return EditedNearestNeighbours(sampling_strategy="all", metric=self.metric, working_memory=self.working_memory)
+        return EditedNearestNeighbours(
+            sampling_strategy="all", metric=self.metric, working_memory=self.working_memory, n_jobs=self.n_jobs
+        )
