@@ -239,9 +239,12 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 raise InvalidInputError("n_components='mle' is only supported if n_samples >= n_features")
             return 0, "mle"
         if isinstance(nc, Integral) and not isinstance(nc, bool):
-            if not 1 <= int(nc) <= limit:
+            # scikit-learn's bounds and words: the full solvers allow 0 components (a model
+            # of pure noise, which score() can compare), the truncated ones need 1
+            low = 1 if truncated else 0
+            if not low <= int(nc) <= limit:
                 raise InvalidInputError(
-                    f"n_components={int(nc)} must be between 1 and min(n_samples, n_features)={limit} "
+                    f"n_components={int(nc)} must be between {low} and min(n_samples, n_features)={limit} "
                     f"with svd_solver={svd!r}"
                 )
             if svd == "arpack" and int(nc) == limit:
@@ -394,6 +397,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         # eigh runs in float64 (LAPACK's float32 error is relative to the largest eigenvalue);
         # the iterative solvers' products run in the covariance dtype, which limits them no
         # more than the covariance's own float32 error does (block: small problems in float64).
+        if p == 0 and rule is None:  # n_components=0: no component, all variance is noise
+            return self._fit_no_component(xp, mean, total, n_samples, n_features, dtype, device_of(C64))
         if p == 0:  # "mle" may choose no component (a spectrum of zeros)
             raise InvalidInputError("n_components='mle' found no component: the data have no variance")
         if self._fit_solver == "eigh":
@@ -422,6 +427,24 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.noise_variance_ = max(total - float(xp.sum(lam)), 0.0) / left if left > 0 else 0.0
         self.n_iter_ = from_numpy(np.asarray(result.n_iter, dtype=np.int64), xp, device=device_of(C64))
         self.converged_ = bool(np.all(result.converged))
+        return self
+
+    def _fit_no_component(
+        self, xp: Any, mean: Any, total: float, n_samples: int, n_features: int, dtype: Any, dev: Any
+    ) -> PCA:
+        """The fit of ``n_components=0`` (scikit-learn's): empty components, and the whole
+        variance as the probabilistic model's isotropic noise."""
+        self.mean_ = xp.astype(mean, dtype)
+        self.components_ = xp.zeros((0, n_features), dtype=dtype, device=dev)
+        self.explained_variance_ = xp.zeros((0,), dtype=dtype, device=dev)
+        self.explained_variance_ratio_ = xp.zeros((0,), dtype=dtype, device=dev)
+        self.singular_values_ = xp.zeros((0,), dtype=dtype, device=dev)
+        self.n_components_ = 0
+        self.n_features_in_ = n_features
+        self.n_samples_ = n_samples
+        self.noise_variance_ = max(total, 0.0) / min(n_samples, n_features)
+        self.n_iter_ = xp.zeros((0,), dtype=xp.int64, device=dev)
+        self.converged_ = True
         return self
 
     def _solve(self, C: Any, p: int):
@@ -538,6 +561,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         eye = xp.eye(n_features, dtype=xp.float64, device=dev)
         if noise == 0.0:
             return xp.linalg.inv(self.get_covariance())
+        if int(self.components_.shape[0]) == 0:  # no component: isotropic noise alone
+            return eye / noise
         W, ev, diff, noise = self._model()
         # (noise I + W^T D W)^-1 = I/noise - W^T (D^-1 + W W^T / noise)^-1 W / noise^2
         inner = xp.matmul(W, xp.matrix_transpose(W)) / noise

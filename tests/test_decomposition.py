@@ -134,7 +134,7 @@ def test_integer_input_is_float64(xp, to_xp):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"n_components": 0}, "n_components"),
+        ({"n_components": 0, "solver": "block", "svd_solver": "randomized"}, "n_components"),
         ({"n_components": 13}, "n_components"),
         ({"n_components": 1.0}, "n_components"),
         ({"n_components": -0.5}, "n_components"),

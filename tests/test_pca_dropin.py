@@ -125,9 +125,10 @@ def test_fit_svd_solver_as_sklearn(shape, n_components):
 
 @pytest.mark.parametrize("data", [np.array([[0.0, 1, 0], [1, 0, 0]]), np.array([[0.0, 1, 0], [1, 0, 0]]).T])
 def test_n_components_message_names_the_resolved_solver(data):
-    """As scikit-learn's, the message names the solver "auto" stands for ('full' here)."""
+    """As scikit-learn's, the message names the solver "auto" stands for ('full' here)
+    and the full solvers' lower bound, 0."""
     pattern = r"n_components=3 must be between {} and min\(n_samples, n_features\)=2 with svd_solver='full'"
-    with pytest.raises(InvalidInputError, match=pattern.format(1)):
+    with pytest.raises(InvalidInputError, match=pattern.format(0)):
         PCA(3).fit(data)
     with pytest.raises(ValueError, match=pattern.format(0)):  # scikit-learn also takes 0 components
         SkPCA(3).fit(data)
@@ -146,3 +147,21 @@ def test_truncated_whitened_scores_match_full(shape):
     for part in (X[: shape[0]], X[shape[0] :]):
         s = np.sign(np.sum(other.components_ * full.components_, axis=1))
         np.testing.assert_allclose(other.transform(part) * s, full.transform(part), rtol=1e-12, atol=1e-10)
+
+
+def test_zero_components_as_sklearn(backend):
+    """n_components=0 (allowed by the full solvers): no component, all variance is noise; the
+    probabilistic model's score is scikit-learn's (its test_pca_score3 compares it)."""
+    X, Q = _data(6), _data(7)[:30]
+    ours = PCA(0, svd_solver="full").fit(backend.asarray(X))
+    ref = SkPCA(0, svd_solver="full").fit(X)
+    assert ours.n_components_ == 0 and tuple(ours.components_.shape) == (0, X.shape[1])
+    assert ours.noise_variance_ == pytest.approx(ref.noise_variance_, rel=1e-10)
+    assert tuple(ours.transform(backend.asarray(Q)).shape) == (30, 0)
+    assert ours.score(backend.asarray(Q)) == pytest.approx(ref.score(Q), rel=1e-10)
+    assert_xp(ours.get_precision(), ref.get_precision(), backend, exact=False, rtol=1e-10)
+    for svd_solver in ("arpack", "randomized"):
+        with pytest.raises(
+            InvalidInputError, match=r"n_components=0 must be between 1 and min\(n_samples, n_features\)"
+        ):
+            PCA(0, svd_solver=svd_solver).fit(backend.asarray(X))
