@@ -272,8 +272,11 @@ class RadiusNeighborsClassifier(RadiusNeighborsMixin, NeighborsClassifierMixin, 
     --------
     >>> import numpy as np
     >>> X = np.array([[0.0], [1.0], [10.0]]); y = np.array([0, 0, 1])
-    >>> RadiusNeighborsClassifier(2.0, outlier_label=-1).fit(X, y).predict(np.array([[0.5], [5.0]]))
-    array([ 0, -1])
+    >>> RadiusNeighborsClassifier(2.0, outlier_label=1).fit(X, y).predict(np.array([[0.5], [5.0]]))
+    array([0, 1])
+
+    A label that is not a class (``outlier_label=-1``) is predicted too, with scikit-learn's
+    ``UserWarning`` (its probabilities are all zero).
     """
 
     def __init__(
