@@ -123,3 +123,18 @@ def test_parameters_are_checked():
 @parametrize_with_checks([ROCCERClassifier()])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_score_is_weighted_accuracy():
+    """ROCCER's own score (no scikit-learn cross-reference in its docs): accuracy, weighted."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.metrics import accuracy_score
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = ROCCERClassifier().fit(X[::2], y[::2])
+    w = np.linspace(0.5, 2.0, X[1::2].shape[0])
+    pred = clf.predict(X[1::2])
+    assert clf.score(X[1::2], y[1::2]) == pytest.approx(accuracy_score(y[1::2], pred), abs=1e-15)
+    assert clf.score(X[1::2], y[1::2], sample_weight=w) == pytest.approx(
+        accuracy_score(y[1::2], pred, sample_weight=w), abs=1e-12
+    )

@@ -435,6 +435,29 @@ class ROCCERClassifier(ClassifierMixin, BaseEstimator):
         flat = xp.full_like(S, 1.0 / k)
         return xp.where(tot > 0, S / xp.where(tot > 0, tot, xp.ones_like(tot)), flat)
 
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y`` (weighted by ``sample_weight``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_features)
+        y : array-like, shape (n_samples,)
+        sample_weight : array-like, shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        pred = to_numpy(self.predict(X))
+        y_host = to_numpy(y) if hasattr(y, "shape") and not hasattr(y, "iloc") else np.asarray(y)
+        if y_host.shape[0] != pred.shape[0]:
+            raise InvalidInputError(f"X has {pred.shape[0]} samples but y has {y_host.shape[0]}")
+        hit = (pred == y_host).astype(np.float64)
+        if sample_weight is None:
+            return float(np.mean(hit))
+        w = np.asarray(to_numpy(sample_weight) if hasattr(sample_weight, "shape") else sample_weight, dtype=np.float64)
+        return float(np.sum(w * hit) / np.sum(w))
+
     def predict(self, X: Any) -> Any:
         """Predicted class labels.
 
