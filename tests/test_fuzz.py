@@ -430,6 +430,13 @@ def test_pca(X, n_components, dtype):
         or (isinstance(n_components, float) and 0 < n_components < 1)
     )
     valid = x_ok and n >= 2 and nc_ok and dtype in (None, "float32", np.float64, float)
+    zero = (
+        x_ok and n >= 2 and is_int(n_components) and n_components == 0 and dtype in (None, "float32", np.float64, float)
+    )
+    if zero:  # scikit-learn's full solver (what "auto" picks for small data) accepts 0: no components
+        assert kind == _OK, res
+        assert res.n_components_ == 0 and tuple(res.components_.shape) == (0, d)
+        return
     if not valid:
         assert kind == _ERR, (x, n_components, dtype, res)
         return
