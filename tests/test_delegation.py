@@ -4,7 +4,17 @@ import numpy as np
 import pytest
 from helpers import assert_xp, host
 
-from gpuknn._delegation import dot64, matmul_unit_roundoff, sqdist64, sum64, take_rows
+from gpuknn._delegation import (
+    dot64,
+    masked_dot64,
+    masked_sum64,
+    matmul_unit_roundoff,
+    prefix_dot64,
+    sqdist64,
+    sum64,
+    take_rows,
+    tree_sums,
+)
 
 
 @pytest.mark.parametrize("d", [3, 100, 784, 8193, 20000])
@@ -284,3 +294,30 @@ def test_max_abs_is_the_value_check(backend, dtype):
         got = max_abs(backend.asarray(Y), backend.xp)
         assert np.isnan(got) if np.isnan(bad) else got == np.inf
     assert max_abs(backend.asarray(X[:0]), backend.xp) == 0.0
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 8, 9, 100, 715])
+def test_prefix_and_masked_sums_are_each_lengths_own(backend, d):
+    """prefix_dot64 (every prefix of a grid at once) and, where the tree allows it,
+    masked_dot64/masked_sum64 (rows of many lengths at once) give each length the bits of
+    dot64/sum64 on that length alone, signs of zero included."""
+    rng = np.random.default_rng(d)
+    a = (rng.normal(size=(40, d)) * 100).astype(np.float32)
+    a[3], a[4] = -0.0, 0.0
+    ps = sorted({1, d, *rng.integers(1, d + 1, size=min(d, 8)).tolist()})
+    A = backend.asarray(a)
+    for B in (A, backend.asarray(np.ones(d, dtype=np.float32))):
+        got = prefix_dot64(A, B, ps)
+        assert_xp(got, host(got), backend, dtype=backend.xp.float64)
+        assert tuple(got.shape) == (40, len(ps))
+        for j, p in enumerate(ps):
+            col, want = host(got)[:, j], host(dot64(A[:, :p], B[..., :p]))
+            assert np.array_equal(col, want) and np.array_equal(np.signbit(col), np.signbit(want))
+    if not tree_sums(backend.xp):
+        return
+    lengths = rng.integers(1, d + 1, size=40)
+    L = backend.asarray(lengths)
+    dots, sums = host(masked_dot64(A, A, L)), host(masked_sum64(A, L))
+    for i, n in enumerate(lengths.tolist()):
+        assert dots[i] == host(dot64(A[i, :n], A[i, :n])) and sums[i] == host(sum64(A[i, :n])), (i, n)
+        assert np.signbit(sums[i]) == np.signbit(host(sum64(A[i, :n])))

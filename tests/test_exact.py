@@ -4,7 +4,15 @@ import numpy as np
 import pytest
 from helpers import assert_xp, host
 
-from gpuknn.ops.exact import distance_interval, exact_keys, keys_to_distances, row_stats
+from gpuknn.ops.exact import (
+    RowStats,
+    distance_interval,
+    exact_keys,
+    grid_exact_keys,
+    keys_to_distances,
+    prefix_row_stats,
+    row_stats,
+)
 
 METRICS = ["euclidean", "sqeuclidean", "cosine", "correlation", "inner"]
 
@@ -83,3 +91,71 @@ def test_distances_and_intervals(metric):
     assert (lo[1] <= d[1]).all() and (d[1] <= hi[1]).all() and (lo[1] < hi[1]).all()
     if metric == "euclidean":
         np.testing.assert_allclose(d[0], [2.0, 1.0])
+
+
+def _prefix_data(d, seed):
+    """Rows of decreasing column scales (like PCA scores), some far from 0 against their
+    spread (row_stats' two-pass sum), a constant, a zero and a duplicated row."""
+    rng = np.random.default_rng(seed)
+    X = (rng.normal(size=(60, d)) * np.linspace(20, 0.5, d)).astype(np.float32)
+    X[:12] += 40
+    X[12], X[13], X[15] = 3.0, 0.0, X[14]
+    return X
+
+
+def _same_bits(a, b):
+    a, b = host(a), host(b)
+    return a.shape == b.shape and np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("d", [1, 7, 64])
+def test_prefix_row_stats_are_each_prefixs_own(backend, metric, d):
+    """The whole grid at once (gpuknn's tree on torch/CuPy, a loop elsewhere) gives every
+    prefix the bits row_stats gives it alone: the exact keys of a p-sweep must be
+    kneighbors' keys on ``Z[:, :p]``."""
+    X = backend.asarray(_prefix_data(d, d))
+    ps = sorted({p for p in (1, 2, d, d // 3, d - 1) if 1 <= p <= d})
+    got = prefix_row_stats(X, ps, metric)
+    assert len(got) == len(ps)
+    for p, stats in zip(ps, got):
+        want = row_stats(X[:, :p], metric)
+        for name, a, b in zip(RowStats._fields, stats, want):
+            assert (a is None) == (b is None), (p, name)
+            if a is not None:
+                assert_xp(a, host(b), backend, dtype=backend.xp.float64)
+                assert _same_bits(a, b), (p, name)
+
+
+@pytest.mark.parametrize("metric", [*METRICS, "manhattan"])
+def test_grid_exact_keys_are_each_sizes_keys(backend, metric):
+    """Rows of many column prefixes in one call: each row's keys are exact_keys' in its
+    own prefix, bit for bit, in the caller's row order (a small block size: many blocks)."""
+    d = 40
+    rng = np.random.default_rng(5)
+    Zn, Qn = _prefix_data(d, 1), _prefix_data(d, 2)[:20]
+    Qn[3] = Zn[14]  # a query equal to a reference: the snapped top key
+    ps = [1, 2, 9, 25, 40]
+    Z, Q = backend.asarray(Zn), backend.asarray(Qn)
+    rs = [row_stats(Z[:, :p], metric) for p in ps]
+    qs = [row_stats(Q[:, :p], metric) for p in ps]
+    rows = 50
+    sets, q_rows = rng.integers(0, len(ps), rows), rng.integers(0, 20, rows)
+    index = rng.integers(0, 60, (rows, 6))
+    index[:, 0], index[:, 1] = 14, 15
+    on = backend.asarray
+    got = grid_exact_keys(Q, Z, on(index), metric, on(q_rows), on(sets), ps, rs, qs, max_bytes=4_000)
+    assert_xp(got, host(got), backend, dtype=backend.xp.float64)  # namespace, device, dtype
+    assert tuple(got.shape) == (rows, 6)
+    for i in range(rows):
+        s = int(sets[i])
+        want = exact_keys(
+            Q[:, : ps[s]],
+            Z[:, : ps[s]],
+            backend.asarray(index[i : i + 1]),
+            metric,
+            rs[s],
+            q_stats=qs[s],
+            q_index=backend.asarray(q_rows[i : i + 1]),
+        )
+        assert _same_bits(got[i : i + 1, :], want), (i, ps[s])

@@ -23,7 +23,17 @@ in-place tile updates), :mod:`.precision` (full-FP32 screening GEMMs) and :mod:`
 
 from __future__ import annotations
 
-from .arithmetic import dot64, matmul_unit_roundoff, sqdist64, sum64, symmetric_eigh
+from .arithmetic import (
+    dot64,
+    masked_dot64,
+    masked_sum64,
+    matmul_unit_roundoff,
+    prefix_dot64,
+    sqdist64,
+    sum64,
+    symmetric_eigh,
+    tree_sums,
+)
 from .arrays import bincount, kth_largest, mask_counts, max_abs, order_rows, take_rows
 from .device import csr_matrix, device_scope, on_input_device
 from .precision import fp32_matmul
@@ -33,6 +43,10 @@ __all__ = [
     "dot64",
     "sqdist64",
     "sum64",
+    "prefix_dot64",
+    "masked_dot64",
+    "masked_sum64",
+    "tree_sums",
     "matmul_unit_roundoff",
     "fp32_matmul",
     "symmetric_eigh",

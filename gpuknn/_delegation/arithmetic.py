@@ -10,7 +10,17 @@ from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_nam
 
 from .._backend import array_namespace
 
-__all__ = ["dot64", "sqdist64", "sum64", "matmul_unit_roundoff", "symmetric_eigh"]
+__all__ = [
+    "dot64",
+    "sqdist64",
+    "sum64",
+    "prefix_dot64",
+    "masked_dot64",
+    "masked_sum64",
+    "tree_sums",
+    "matmul_unit_roundoff",
+    "symmetric_eigh",
+]
 
 
 def dot64(a: Any, b: Any) -> Any:
@@ -86,8 +96,8 @@ def sum64(x: Any) -> Any:
     Notes
     -----
     Generic: ``sum(x64, axis=-1)`` (NumPy's pairwise sum depends on the row length alone).
-    torch and CuPy: a pairwise tree of elementwise adds, halving the last axis
-    ``ceil(log2 d)`` times -- elementwise kernels round each entry alike whatever the
+    torch and CuPy: a tree of elementwise adds of adjacent pairs, halving the last axis
+    ``ceil(log2 d)`` times (:func:`_sum_last`) -- elementwise kernels round each entry alike whatever the
     shape, while their GPU reductions split a row differently with the number of rows
     reduced at once (CuPy: two results for one pair at d = 8193 on an H200). ``ceil(log2 d)``
     launches instead of one; the pairwise error bound.
@@ -103,16 +113,126 @@ def sum64(x: Any) -> Any:
 
 
 def _sum_last(x: Any, xp: Any) -> Any:
-    """Sum of float64 ``x`` along the last axis, in an order fixed by its length alone."""
+    """Sum of float64 ``x`` along the last axis, in an order fixed by its length alone.
+
+    torch and CuPy: a tree of adjacent pairs, ``x[2i] + x[2i + 1]``, an odd length carrying
+    its last entry up unchanged. Carrying is adding ``-0.0``, which changes no float64 value
+    (``-0.0`` included), so a row padded on the right with ``-0.0`` sums to the same bits as
+    the row itself, whatever the padding: what lets :func:`prefix_dot64` and
+    :func:`masked_dot64` sum rows of many lengths at once (a tree pairing ``x[i]`` with
+    ``x[i + d // 2]`` would pair other entries once padded)."""
     if not (is_torch_namespace(xp) or is_cupy_namespace(xp)) or x.shape[-1] == 0:
         return xp.sum(x, axis=-1)
     while x.shape[-1] > 1:
-        d = x.shape[-1]
-        h = d // 2
-        head = x[..., :h] + x[..., h : 2 * h]
-        # An odd length carries its last entry to the next level unchanged.
-        x = xp.concat([head, x[..., 2 * h :]], axis=-1) if d % 2 else head
+        x = _pair_level(x, xp)
     return x[..., 0]
+
+
+def _pair_level(x: Any, xp: Any) -> Any:
+    """One level of :func:`_sum_last`'s tree: adjacent pairs summed, an odd last entry carried."""
+    d = x.shape[-1]
+    h = d // 2
+    head = x[..., 0 : 2 * h : 2] + x[..., 1 : 2 * h : 2]
+    return xp.concat([head, x[..., 2 * h :]], axis=-1) if d % 2 else head
+
+
+def tree_sums(xp: Any) -> bool:
+    """Whether :func:`sum64` (and so :func:`dot64`, :func:`sqdist64`) sums in gpuknn's own
+    tree on namespace ``xp`` (torch, CuPy): rows padded with ``-0.0`` then sum to the
+    same bits as unpadded, so rows of several lengths can share one batch. NumPy's
+    ``einsum``/``vecdot`` and a generic ``sum`` promise no such thing: there, callers
+    sum each length on its own (on the host, where launches cost nothing)."""
+    return is_torch_namespace(xp) or is_cupy_namespace(xp)
+
+
+def prefix_dot64(a: Any, b: Any, ps: list[int]) -> Any:
+    """``dot64(a[..., :p], b[..., :p])`` for every p in ``ps``, stacked on a new last axis.
+
+    Parameters
+    ----------
+    a, b : arrays of shapes broadcasting to ``(..., d)``, float32 or float64
+    ps : list of int
+        Lengths in ``[1, d]``.
+
+    Returns
+    -------
+    float64 array of shape ``(..., len(ps))``, column j bit for bit ``dot64`` of the first
+    ``ps[j]`` columns.
+
+    Notes
+    -----
+    Generic (NumPy included): one :func:`dot64` per p. torch and CuPy (:func:`tree_sums`):
+    the tree of ``a[..., :max(ps)] * b[..., :max(ps)]`` once, then every prefix's sum read
+    off it -- the prefix ``p``'s tree holds the full tree's nodes left of ``p - 1`` and,
+    level by level, one partial node, its left sibling plus the partial node below
+    (``-0.0`` where it has none). About ``3 log2(max(ps))`` launches for the whole grid
+    instead of ``log2`` of each p per p: a p-sweep's row statistics of 31 sizes.
+
+    Complexity: O(n max(ps)) float64 work and memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prefix_dot64(np.array([[1.0, 2.0, 3.0]]), np.ones(3), [1, 3])
+    array([[1., 6.]])
+    """
+    xp = array_namespace(a, b)
+    if not tree_sums(xp):
+        return xp.stack([dot64(a[..., :p], b[..., :p]) for p in ps], axis=-1)
+    top = max(ps)
+    x = xp.astype(a[..., :top], xp.float64) * xp.astype(b[..., :top], xp.float64)
+    dev = x.device
+    ax = x.ndim - 1
+    sums = xp.take(x, xp.asarray([p - 1 for p in ps], dtype=xp.int64, device=dev), axis=ax)
+    neg0 = xp.full(x.shape[:-1] + (1,), -0.0, dtype=xp.float64, device=dev)
+    level, shift = x, 0
+    while level.shape[-1] > 1:
+        # The partial node of prefix p at the next level is (p - 1) >> (shift + 1); it adds
+        # its left sibling where the one below is a right child, else nothing (-0.0).
+        below = [(p - 1) >> shift for p in ps]
+        if any(c % 2 for c in below):
+            n = level.shape[-1]
+            at = xp.asarray([c - 1 if c % 2 else n for c in below], dtype=xp.int64, device=dev)
+            sums = xp.take(xp.concat([level, neg0], axis=ax), at, axis=ax) + sums
+        level, shift = _pair_level(level, xp), shift + 1
+    return sums
+
+
+def masked_dot64(a: Any, b: Any, lengths: Any) -> Any:
+    """``dot64`` of each row's first ``lengths`` columns, rows of many lengths at once.
+
+    ``a * b`` broadcast to ``(..., d)``; ``lengths`` (int array broadcasting to ``(...)``)
+    is each row's length. Only where :func:`tree_sums` holds: the columns past a row's
+    length are ``-0.0``, which the tree sums to the row's own bits. Callers on other
+    namespaces sum each length on its own (:func:`prefix_dot64`'s generic branch).
+
+    Examples
+    --------
+    >>> import torch
+    >>> masked_dot64(torch.ones(2, 3), torch.ones(3), torch.tensor([1, 3]))
+    tensor([1., 3.], dtype=torch.float64)
+    """
+    xp = array_namespace(a, b)
+    x = xp.astype(a, xp.float64) * xp.astype(b, xp.float64)
+    return _sum_last(_mask_past(x, lengths, xp), xp)
+
+
+def masked_sum64(x: Any, lengths: Any) -> Any:
+    """:func:`sum64` of each row's first ``lengths`` entries (:func:`masked_dot64`'s terms).
+
+    Examples
+    --------
+    >>> import torch
+    >>> masked_sum64(torch.tensor([[1.0, 2.0, 4.0]]), torch.tensor([2]))
+    tensor([3.], dtype=torch.float64)
+    """
+    xp = array_namespace(x)
+    return _sum_last(_mask_past(xp.astype(x, xp.float64), lengths, xp), xp)
+
+
+def _mask_past(x: Any, lengths: Any, xp: Any) -> Any:
+    cols = xp.arange(x.shape[-1], dtype=lengths.dtype, device=x.device)
+    return xp.where(cols < lengths[..., None], x, xp.asarray(-0.0, dtype=x.dtype, device=x.device))
 
 
 def matmul_unit_roundoff(dtype: Any, xp: Any, device: Any = None) -> tuple[float, float]:

@@ -24,10 +24,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
-from .._delegation import add_outer, scale_columns
+from .._delegation import add_outer, scale_columns, tree_sums
 from .._memory import preferred_tile_bytes
 from .certify import U64, gamma
-from .exact import RowStats, concat_stats, row_kappa, row_stats
+from .exact import RowStats, concat_stats, prefix_row_stats, row_kappa, row_stats
 
 __all__ = [
     "prefix_stats",
@@ -102,9 +102,18 @@ def prefix_references(Z: Any, queries: Any, ps: list[int], metric: str, *, budge
     cap = preferred_tile_bytes(xp)
     block_bytes = budget if cap is None else min(budget, cap)
     refs, queries_stats = [], []
-    for p in ps:
-        step = max(1, min(n, block_bytes // (p * _STATS_ENTRY_BYTES)))
-        st = concat_stats([row_stats(both[b0 : min(b0 + step, n), :p], metric) for b0 in range(0, n, step)], xp)
+    if tree_sums(xp):  # every p of a row block at once (a fixed number of launches)
+        step = max(1, min(n, block_bytes // (ps[-1] * _PREFIX_ENTRY_BYTES)))
+        blocks = [prefix_row_stats(both[b0 : min(b0 + step, n), :], ps, metric) for b0 in range(0, n, step)]
+        per_p = [concat_stats([blk[j] for blk in blocks], xp) for j in range(len(ps))]
+    else:  # the host: each p in cache-sized blocks of its own width
+        per_p = []
+        for p in ps:
+            step = max(1, min(n, block_bytes // (p * _STATS_ENTRY_BYTES)))
+            per_p.append(
+                concat_stats([row_stats(both[b0 : min(b0 + step, n), :p], metric) for b0 in range(0, n, step)], xp)
+            )
+    for st in per_p:
         refs.append(RowStats(*(None if v is None else v[:n_ref] for v in st)))
         queries_stats.append(RowStats(*(None if v is None else v[n_ref:] for v in st)))
 
@@ -147,6 +156,10 @@ def _columns(A: Any) -> list[Any]:
 # Bytes of float64 work per entry of a reference block in row_stats (float64 copies and
 # products of the block).
 _STATS_ENTRY_BYTES = 24
+# The same for prefix_row_stats, per entry of the widest prefix: the products, their tree's
+# levels and the partial sums; the far rows' two-pass adds ~40 bytes per (p, far row) entry,
+# which a fraction of the grid's rows need (most where p is small).
+_PREFIX_ENTRY_BYTES = 64
 
 
 def score_from_gram(

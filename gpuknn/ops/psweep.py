@@ -29,7 +29,7 @@ from .._delegation import fp32_matmul, gram_accumulate, matmul_unit_roundoff
 from .._memory import is_out_of_memory, preferred_tile_bytes
 from ..errors import InvalidInputError
 from .distance import check_metric
-from .exact import EXACT_BLOCK_BYTES, RowStats, exact_keys, keys_to_distances
+from .exact import EXACT_BLOCK_BYTES, RowStats, grid_exact_keys, keys_to_distances, prefix_row_stats
 from .gram import prefix_bounds, prefix_norms, prefix_references, prefix_stats, score_from_gram
 from .groups import decide_groups
 from .kneighbors import candidate_margin
@@ -482,35 +482,25 @@ def _stacked_pass(sweep, js, cand, Zq, k, bounds, decide):
 
 
 def _stacked_keys(sweep, js, m, Zq, rows, idx, bounds):
-    """Exact keys of stacked query rows ``rows`` (ascending; rows ``t*m .. (t+1)*m - 1`` are
-    grid position ``js[t]``'s) against references ``idx``: each position's rows in its own
-    prefix of the columns. One transfer finds where the positions' rows start."""
+    """Exact keys of stacked query rows ``rows`` (rows ``t*m .. (t+1)*m - 1`` are grid
+    position ``js[t]``'s; None: every stacked row, in order) against references ``idx``:
+    each position's rows in its own prefix of the columns, the whole grid in one
+    :func:`~gpuknn.ops.exact.grid_exact_keys` call."""
     xp = sweep.xp
-    if rows is None:  # every stacked row, in order: position t holds rows t*m .. (t+1)*m - 1
-        cut = [t * m for t in range(len(js) + 1)]
-    else:
-        starts = xp.asarray([t * m for t in range(len(js) + 1)], dtype=rows.dtype, device=device_of(rows))
-        cut = to_numpy(xp.searchsorted(rows, starts)).tolist()
-    parts = []
-    for t, j in enumerate(js):
-        lo, hi = cut[t], cut[t + 1]
-        if lo == hi:
-            continue
-        p = sweep.ps[j]
-        local = None if rows is None else rows[lo:hi] - t * m
-        parts.append(
-            exact_keys(
-                Zq[:, :p],
-                sweep.Z[:, :p],
-                idx[lo:hi, ...],
-                sweep.metric,
-                sweep.refs[j].stats,
-                q_stats=bounds[j][0],
-                max_bytes=sweep.key_bytes,
-                q_index=local,
-            )
-        )
-    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    if rows is None:
+        rows = xp.arange(len(js) * m, dtype=idx.dtype, device=device_of(idx))
+    return grid_exact_keys(
+        Zq,
+        sweep.Z,
+        idx,
+        sweep.metric,
+        rows % m,
+        rows // m,
+        [sweep.ps[j] for j in js],
+        [sweep.refs[j].stats for j in js],
+        [bounds[j][0] for j in js],
+        max_bytes=sweep.key_bytes,
+    )
 
 
 def _second_pass(sweep, j, res, bad, Zq, q_sum, k, bounds):
@@ -565,28 +555,16 @@ def prefix_refine(
     :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]`` for each p; ``query_stats``,
     optional, those of ``Z_test[:, :p]``, computed here when not given).
 
-    The row numbers come to the host once, to find their sizes; each size present takes
-    one exact pass."""
+    Every size's rows in one :func:`~gpuknn.ops.exact.grid_exact_keys` call."""
     n = Z_test.shape[0]
+    ps, stats = list(ps), list(stats)
+    query_stats = prefix_row_stats(Z_test, ps, metric) if query_stats is None else list(query_stats)
 
     def refine(rows: Any) -> Any:
         xp = array_namespace(index)
-        sets = to_numpy(rows) // n  # one transfer: which size each row belongs to
-        order = np.argsort(sets, kind="stable")
-        parts = []
-        for s in np.unique(sets).tolist():
-            at = order[np.searchsorted(sets[order], s) : np.searchsorted(sets[order], s, side="right")]
-            r = xp.take(rows, from_numpy(at, xp, device=device_of(rows)))
-            idx = xp.take(index, r, axis=0)
-            local = r - s * n
-            q = None if query_stats is None else take_stats(query_stats[s], local)
-            keys = exact_keys(xp.take(Z_test, local, axis=0), Z_train, idx, metric, stats[s], q_stats=q, n_cols=ps[s])
-            parts.append(keys_to_distances(xp.sort(keys, axis=1, descending=True), metric))  # rank by rank
-        out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-        if np.array_equal(order, np.arange(order.shape[0])):
-            return out
-        back = from_numpy(np.argsort(order), xp, device=device_of(rows))  # the callers' row order
-        return xp.take(out, back, axis=0)
+        idx = xp.take(index, rows, axis=0)
+        keys = grid_exact_keys(Z_test, Z_train, idx, metric, rows % n, rows // n, ps, stats, query_stats)
+        return keys_to_distances(xp.sort(keys, axis=1, descending=True), metric)  # rank by rank
 
     return refine
 
