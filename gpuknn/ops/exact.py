@@ -406,7 +406,9 @@ def _pair_dots(Q, R, index, metric, q_mean, q_index, lengths, max_bytes, xp):
     d = R.shape[1]
     # Only the gather and its dot products are blocked; the per-pair statistics are
     # (m, c) arrays computed once (a fixed number of launches, whatever the block count).
-    step = max(1, int(max_bytes) // max(1, c * d * 12))
+    # Bytes per gathered entry: the row and its float64 copy; masked, also the products,
+    # the mask and the masked products.
+    step = max(1, int(max_bytes) // max(1, c * d * (12 if lengths is None else 36)))
     out, sums = [], []
     centred = metric == "correlation"
     for r0 in range(0, m, step):
