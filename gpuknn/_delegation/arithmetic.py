@@ -8,7 +8,7 @@ from typing import Any
 
 from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
-from .._backend import array_namespace
+from .._backend import array_namespace, device_of
 
 __all__ = [
     "dot64",
@@ -181,7 +181,7 @@ def prefix_dot64(a: Any, b: Any, ps: list[int]) -> Any:
         return xp.stack([dot64(a[..., :p], b[..., :p]) for p in ps], axis=-1)
     top = max(ps)
     x = xp.astype(a[..., :top], xp.float64) * xp.astype(b[..., :top], xp.float64)
-    dev = x.device
+    dev = device_of(x)
     ax = x.ndim - 1
     sums = xp.take(x, xp.asarray([p - 1 for p in ps], dtype=xp.int64, device=dev), axis=ax)
     neg0 = xp.full(x.shape[:-1] + (1,), -0.0, dtype=xp.float64, device=dev)
@@ -208,9 +208,9 @@ def masked_dot64(a: Any, b: Any, lengths: Any) -> Any:
 
     Examples
     --------
-    >>> import torch
-    >>> masked_dot64(torch.ones(2, 3), torch.ones(3), torch.tensor([1, 3]))
-    tensor([1., 3.], dtype=torch.float64)
+    >>> import numpy as np
+    >>> masked_dot64(np.ones((2, 3), dtype=np.float32), np.ones(3), np.array([1, 3]))
+    array([1., 3.])
     """
     xp = array_namespace(a, b)
     x = xp.astype(a, xp.float64) * xp.astype(b, xp.float64)
@@ -222,17 +222,17 @@ def masked_sum64(x: Any, lengths: Any) -> Any:
 
     Examples
     --------
-    >>> import torch
-    >>> masked_sum64(torch.tensor([[1.0, 2.0, 4.0]]), torch.tensor([2]))
-    tensor([3.], dtype=torch.float64)
+    >>> import numpy as np
+    >>> masked_sum64(np.array([[1.0, 2.0, 4.0]]), np.array([2]))
+    array([3.])
     """
     xp = array_namespace(x)
     return _sum_last(_mask_past(xp.astype(x, xp.float64), lengths, xp), xp)
 
 
 def _mask_past(x: Any, lengths: Any, xp: Any) -> Any:
-    cols = xp.arange(x.shape[-1], dtype=lengths.dtype, device=x.device)
-    return xp.where(cols < lengths[..., None], x, xp.asarray(-0.0, dtype=x.dtype, device=x.device))
+    cols = xp.arange(x.shape[-1], dtype=lengths.dtype, device=device_of(x))
+    return xp.where(cols < lengths[..., None], x, xp.asarray(-0.0, dtype=x.dtype, device=device_of(x)))
 
 
 def matmul_unit_roundoff(dtype: Any, xp: Any, device: Any = None) -> tuple[float, float]:
