@@ -101,13 +101,13 @@ def test_cross_validate_k_launches_do_not_follow_the_rows():
     assert big <= 1.25 * small, (small, big)
 
 
-def _cv_kp(rows):
+def _cv_kp(rows, ps=PS):
     X, y = fashion_like(rows, 3)
     fold = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X.numpy(), y.numpy()))
     launches, syncs, table = counted(
-        lambda: cross_validate_kp(X, y, range(1, 31), PS, cv=[fold], weights=("uniform", "distance"), working_memory=WM)
+        lambda: cross_validate_kp(X, y, range(1, 31), ps, cv=[fold], weights=("uniform", "distance"), working_memory=WM)
     )
-    assert len(table.rows) == len(PS) * 2 * 30
+    assert len(table.rows) == len(ps) * 2 * 30
     return launches.count, syncs.count
 
 
@@ -126,3 +126,12 @@ def test_cross_validate_kp_budget(kp_counts):
 
 def test_cross_validate_kp_launches_do_not_follow_the_rows(kp_counts):
     assert kp_counts[12_000][0] <= 1.25 * kp_counts[6_000][0], kp_counts
+
+
+def test_cross_validate_kp_launches_per_grid_size(kp_counts):
+    """What each grid size adds is its tile updates, not its own statistics and exact keys
+    (those of every size are one call: ``prefix_row_stats``, ``grid_exact_keys``). 16 -> 31
+    sizes on 6 000 rows: ~47 launches a size (~170 when each size took its own)."""
+    half = _cv_kp(6_000, PS[::2])[0]
+    per_size = (kp_counts[6_000][0] - half) / (len(PS) - len(PS[::2]))
+    assert per_size <= 80, (half, kp_counts[6_000][0], per_size)
