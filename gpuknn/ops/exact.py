@@ -34,7 +34,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .._backend import array_namespace, device_of
+import numpy as np
+
+from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._delegation import dot64, masked_dot64, masked_sum64, prefix_dot64, sqdist64, sum64, take_rows, tree_sums
 from .differences import pair_values, values_to_distances
 from .metricspec import is_difference
@@ -165,8 +167,12 @@ def prefix_row_stats(X: Any, ps: list[int], metric: str) -> list[RowStats]:
     mean = _grid_rows(prefix_dot64(Xp, ones, ps), xp) / d
     c2 = sq - d * mean * mean
     far = c2 < 0.25 * sq
-    if bool(xp.any(far)):
-        c2 = _two_pass(Xp, ps, mean, c2, far, xp)
+    # One transfer: how many far rows each p has. They are mostly where p is small (every
+    # row at p = 1), so the masked pass works in the widest such p, not in max(ps).
+    counts = to_numpy(xp.sum(xp.astype(far, xp.int64), axis=1)).tolist()
+    if any(counts):
+        width = max(p for p, c in zip(ps, counts) if c)
+        c2 = _two_pass(Xp[:, :width], ps, mean, c2, far, xp)
     inv = _inverse(xp.sqrt(xp.clip(c2, min=0.0)), xp)
     kap = _kappa(mean, inv, d, xp)
     return [RowStats(mean[j, :], inv[j, :], None, kap[j, :]) for j in range(len(ps))]
@@ -365,10 +371,6 @@ def grid_exact_keys(
 
 def _keys_per_size(Q, R, index, metric, q_rows, sets, ps, ref_stats, q_stats, max_bytes, xp):
     """:func:`grid_exact_keys`' generic branch: one :func:`exact_keys` per size present."""
-    import numpy as np  # noqa: PLC0415 - host bookkeeping of the sizes
-
-    from .._backend import from_numpy, to_numpy  # noqa: PLC0415
-
     host = np.asarray(to_numpy(sets))
     order = np.argsort(host, kind="stable")
     parts = []
