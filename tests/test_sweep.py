@@ -113,3 +113,32 @@ def test_score_many_k_and_check_grid_refuse_non_integer_k():
         score_many_k(lab, d, y, [1, 2.5], n_classes=2)
     one = score_many_k(lab, d, y, [1, 3], n_classes=2, weights="distance")
     assert list(one) == ["distance"]
+
+
+@pytest.mark.parametrize("metric", ["correlation", "euclidean"])
+def test_prefix_refine_is_each_sizes_exact_distances(backend, metric):
+    """The hinging votes' refinement of a p-sweep's stacked lists: each stacked row's
+    neighbours' exact distances in its own size's prefix, ascending, in the callers' row
+    order, with the queries' statistics given or computed (the same bits)."""
+    from helpers import host
+
+    from gpuknn.ops.exact import exact_keys, keys_to_distances, row_stats
+    from gpuknn.ops.psweep import prefix_refine
+
+    rng = np.random.default_rng(3)
+    Zr = (rng.normal(size=(40, 12)) * np.linspace(5, 0.5, 12)).astype(np.float32)
+    Zq = (rng.normal(size=(7, 12)) * np.linspace(5, 0.5, 12)).astype(np.float32)
+    ps = [1, 4, 12]
+    index = rng.integers(0, 40, size=(len(ps) * 7, 5))
+    R, Q, Ix = backend.asarray(Zr), backend.asarray(Zq), backend.asarray(index)
+    stats = [row_stats(R[:, :p], metric) for p in ps]
+    q_stats = [row_stats(Q[:, :p], metric) for p in ps]
+    rows = np.array([20, 3, 9, 0, 15, 8])  # sizes 2, 0, 1, 0, 2, 1: not in order
+    given = host(prefix_refine(Q, R, ps, Ix, metric, stats, q_stats)(backend.asarray(rows)))
+    computed = host(prefix_refine(Q, R, ps, Ix, metric, stats)(backend.asarray(rows)))
+    assert np.array_equal(given, computed)
+    for out_row, r in zip(given, rows.tolist()):
+        s, i = divmod(r, 7)
+        keys = exact_keys(Q[i : i + 1, : ps[s]], R[:, : ps[s]], Ix[r : r + 1, :], metric, stats[s])
+        want = np.sort(host(keys_to_distances(keys, metric))[0])
+        np.testing.assert_array_equal(out_row, want)

@@ -103,7 +103,7 @@ def prefix_references(Z: Any, queries: Any, ps: list[int], metric: str, *, budge
     block_bytes = budget if cap is None else min(budget, cap)
     refs, queries_stats = [], []
     if tree_sums(xp):  # every p of a row block at once (a fixed number of launches)
-        step = max(1, min(n, block_bytes // (ps[-1] * _PREFIX_ENTRY_BYTES)))
+        step = max(1, min(n, block_bytes // (max(ps) * _PREFIX_ENTRY_BYTES)))
         blocks = [prefix_row_stats(both[b0 : min(b0 + step, n), :], ps, metric) for b0 in range(0, n, step)]
         per_p = [concat_stats([blk[j] for blk in blocks], xp) for j in range(len(ps))]
     else:  # the host: each p in cache-sized blocks of its own width

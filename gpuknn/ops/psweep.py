@@ -558,12 +558,14 @@ def prefix_refine(
     Every size's rows in one :func:`~gpuknn.ops.exact.grid_exact_keys` call."""
     n = Z_test.shape[0]
     ps, stats = list(ps), list(stats)
-    query_stats = prefix_row_stats(Z_test, ps, metric) if query_stats is None else list(query_stats)
+    q_stats = [] if query_stats is None else [list(query_stats)]  # computed at the first call
 
     def refine(rows: Any) -> Any:
         xp = array_namespace(index)
+        if not q_stats:
+            q_stats.append(prefix_row_stats(Z_test, ps, metric))
         idx = xp.take(index, rows, axis=0)
-        keys = grid_exact_keys(Z_test, Z_train, idx, metric, rows % n, rows // n, ps, stats, query_stats)
+        keys = grid_exact_keys(Z_test, Z_train, idx, metric, rows % n, rows // n, ps, stats, q_stats[0])
         return keys_to_distances(xp.sort(keys, axis=1, descending=True), metric)  # rank by rank
 
     return refine
