@@ -20,7 +20,7 @@ from .._labels import encode_labels
 from .._memory import preferred_tile_bytes
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
-from ..ops.exact import distance_interval, keys_to_distances
+from ..ops.exact import EXACT_BLOCK_BYTES, distance_interval, keys_to_distances
 from ..ops.gram import prefix_references
 from ..ops.kneighbors import reference_for, search, search_validated
 from ..ops.limits import check_values, check_working_memory
@@ -166,6 +166,9 @@ def fold_kp_scores(
     # stacked lists and their votes' temporaries would otherwise add ~100 MiB of peak).
     cap = preferred_tile_bytes(xp)
     step = max(1, (budget if cap is None else min(budget, cap)) // per_set)
+    # The refinement's exact pass in one block on a device (as the sweep's own exact pass),
+    # in cache-friendly ones on the host.
+    key_bytes = budget if cap is None else EXACT_BLOCK_BYTES
     out = {}
     for with_err in (False, True):
         same = [p for p, e in zip(ps, inexact) if e == with_err]
@@ -176,7 +179,14 @@ def fold_kp_scores(
             if with_err:
                 bounds = distance_interval(keys, err, metric)
                 refine = prefix_refine(
-                    Z_test, Z_train, group, i, metric, [stats[p] for p in group], [q_stats[p] for p in group]
+                    Z_test,
+                    Z_train,
+                    group,
+                    i,
+                    metric,
+                    [stats[p] for p in group],
+                    [q_stats[p] for p in group],
+                    max_bytes=key_bytes,
                 )
             scores = score_votes(
                 _labels(y_train, i, xp),

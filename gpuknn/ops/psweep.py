@@ -547,13 +547,16 @@ def prefix_refine(
     metric: str,
     stats: Sequence[Any],
     query_stats: Sequence[Any] | None = None,
+    *,
+    max_bytes: int = EXACT_BLOCK_BYTES,
 ):
     """``refine(rows)`` of :func:`gpuknn.votes_for_many_k` for a p-sweep's lists stacked
     over the sizes ``ps`` (``index``: ``len(ps)`` sets of ``len(Z_test)`` rows, in the
     order of ``ps``): the exact float64 distances of the given stacked rows' neighbours in
     ``Z[:, :p]`` of their set's p, ascending (``stats``: the
     :class:`~gpuknn.ops.exact.RowStats` of ``Z_train[:, :p]`` for each p; ``query_stats``,
-    optional, those of ``Z_test[:, :p]``, computed here when not given).
+    optional, those of ``Z_test[:, :p]``, computed here when not given; ``max_bytes``: the
+    exact pass's block, :func:`~gpuknn.ops.exact.grid_exact_keys`).
 
     Every size's rows in one :func:`~gpuknn.ops.exact.grid_exact_keys` call."""
     n = Z_test.shape[0]
@@ -565,7 +568,9 @@ def prefix_refine(
         if not q_stats:
             q_stats.append(prefix_row_stats(Z_test, ps, metric))
         idx = xp.take(index, rows, axis=0)
-        keys = grid_exact_keys(Z_test, Z_train, idx, metric, rows % n, rows // n, ps, stats, q_stats[0])
+        keys = grid_exact_keys(
+            Z_test, Z_train, idx, metric, rows % n, rows // n, ps, stats, q_stats[0], max_bytes=max_bytes
+        )
         return keys_to_distances(xp.sort(keys, axis=1, descending=True), metric)  # rank by rank
 
     return refine
