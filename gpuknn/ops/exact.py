@@ -136,8 +136,9 @@ def prefix_row_stats(X: Any, ps: list[int], metric: str) -> list[RowStats]:
     (:func:`gpuknn._delegation.tree_sums`: torch, CuPy), the whole grid at once: the sums
     of every prefix read off one tree (:func:`gpuknn._delegation.prefix_dot64`), the rows
     far from 0 against their spread (the two-pass sum of :func:`row_stats`) of every p in
-    one masked pass, one sync for all -- a fixed number of launches where there were
-    about forty per p.
+    one masked pass, as wide as the widest p that has such rows (one transfer of their
+    counts and one ``nonzero`` for the grid) -- a fixed number of launches where there
+    were about forty and a sync per p.
 
     Complexity: O(n max(ps)) float64 work and memory, plus the far rows' two-pass sums.
 
