@@ -225,3 +225,35 @@ def check_query(estimator: Any, X: Any, *, return_magnitude: bool = False) -> tu
         estimator, X, reset=False, xp=xp, dtype=fit.dtype, device=device_of(fit), return_magnitude=return_magnitude
     )
     return (out[0], xp, out[1]) if return_magnitude else (out, xp)
+
+
+def prediction_accuracy(pred: Any, y: Any, sample_weight: Any = None) -> float:
+    """A classifier's ``score``: the (weighted) share of ``pred`` equal to ``y``, on the host.
+
+    ``pred`` (n,) or, for several outputs, (n, n_outputs): a sample counts when every output
+    is right (scikit-learn's subset accuracy). ``y`` and ``sample_weight`` may be arrays of
+    any namespace, lists or pandas objects.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prediction_accuracy(np.array([0, 1, 1]), [0, 1, 0], sample_weight=[1.0, 1.0, 2.0])
+    0.5
+    """
+    import numpy as np  # noqa: PLC0415 - a score is a host number
+
+    from ._backend import to_numpy  # noqa: PLC0415
+
+    pred = np.asarray(to_numpy(pred))
+    y_host = to_numpy(y) if hasattr(y, "shape") and not hasattr(y, "iloc") else np.asarray(y)
+    if y_host.shape[0] != pred.shape[0]:
+        raise InvalidInputError(f"X has {pred.shape[0]} samples but y has {y_host.shape[0]}")
+    if pred.ndim == 2:
+        hit = np.all(pred == y_host.reshape(pred.shape), axis=1)
+    else:
+        hit = pred == y_host
+    hit = hit.astype(np.float64)
+    if sample_weight is None:
+        return float(np.mean(hit))
+    w = np.asarray(to_numpy(sample_weight) if hasattr(sample_weight, "shape") else sample_weight, dtype=np.float64)
+    return float(np.sum(w * hit) / np.sum(w))

@@ -31,7 +31,7 @@ from sklearn.neighbors._base import RadiusNeighborsMixin as _SkRadiusNeighborsMi
 from .._backend import array_namespace, check_int, device_of, to_numpy
 from .._delegation import bincount, csr_matrix, device_scope, order_rows
 from .._labels import encode_labels
-from ..base import BaseEstimator, check_is_fitted, check_query, uses_dask, validate_data
+from ..base import BaseEstimator, check_is_fitted, check_query, prediction_accuracy, uses_dask, validate_data
 from ..errors import InvalidInputError
 from ..ops.hostmetric import (
     HOST_METRICS,
@@ -661,12 +661,7 @@ class NeighborsClassifierMixin(ClassifierMixin):
             return self.classes_[to_numpy(class_index)]
         return array_namespace(self.classes_).take(self.classes_, class_index)
 
-    def score(self, X: Any, y: Any) -> float:
-        """Mean accuracy of ``predict(X)`` against ``y``."""
-        pred = to_numpy(self.predict(X))
-        y_host = to_numpy(y) if hasattr(y, "shape") else np.asarray(y)
-        if y_host.shape[0] != pred.shape[0]:
-            raise InvalidInputError(f"X has {pred.shape[0]} samples but y has {y_host.shape[0]}")
-        if pred.ndim == 2:  # multi-output: a sample counts when every output is right (subset accuracy)
-            return float(np.mean(np.all(pred == y_host.reshape(pred.shape), axis=1)))
-        return float(np.mean(pred == y_host))
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y``, weighted by ``sample_weight``
+        (several outputs: a sample counts when every output is right)."""
+        return prediction_accuracy(self.predict(X), y, sample_weight)

@@ -18,7 +18,7 @@ from sklearn.base import ClassifierMixin
 
 from .._backend import array_namespace, device_of, from_numpy, to_numpy
 from .._labels import encode_host
-from ..base import BaseEstimator, check_is_fitted
+from ..base import BaseEstimator, check_is_fitted, prediction_accuracy
 from ..errors import InvalidInputError
 from ._apriori import _mine, _rules_from, antecedent_matrix
 from ._coverage import exact_float, rule_matches
@@ -448,15 +448,7 @@ class ROCCERClassifier(ClassifierMixin, BaseEstimator):
         -------
         float
         """
-        pred = to_numpy(self.predict(X))
-        y_host = to_numpy(y) if hasattr(y, "shape") and not hasattr(y, "iloc") else np.asarray(y)
-        if y_host.shape[0] != pred.shape[0]:
-            raise InvalidInputError(f"X has {pred.shape[0]} samples but y has {y_host.shape[0]}")
-        hit = (pred == y_host).astype(np.float64)
-        if sample_weight is None:
-            return float(np.mean(hit))
-        w = np.asarray(to_numpy(sample_weight) if hasattr(sample_weight, "shape") else sample_weight, dtype=np.float64)
-        return float(np.sum(w * hit) / np.sum(w))
+        return prediction_accuracy(self.predict(X), y, sample_weight)
 
     def predict(self, X: Any) -> Any:
         """Predicted class labels.
