@@ -209,3 +209,36 @@ def test_bad_settings_are_refused_before_any_work(data, bad, match):
 
     with pytest.raises(InvalidInputError, match=match):
         run_sweep(*data, SweepConfig(**{**SMALL, **bad}))
+
+
+def test_raw_sweep_shares_one_tile_pass_and_resumes_without_it(tmp_path, monkeypatch, data):
+    # The raw k sweep's folds take their tile passes from one pass over the pairs of folds
+    # (half the GEMMs); the result is that of each fold searching alone, and a run stopped
+    # between two raw folds resumes (fold by fold) to the same result.
+    import gpuknn.ops.kneighbors as kn_module
+
+    config = SweepConfig(**{**SMALL, "ps": [1, 2]})
+    passes = []
+    real = knn_sweep._shared_passes
+    monkeypatch.setattr(knn_sweep, "_shared_passes", lambda *a: passes.append(real(*a)) or passes[-1])
+    shared = run_sweep(*data, config)
+    assert passes[0] is not None and passes[0][1]["correlation"] is not None
+    monkeypatch.setattr(knn_sweep, "_shared_passes", lambda *a: None)
+    alone = run_sweep(*data, config)
+    assert _strip(shared) == _strip(alone)
+
+    monkeypatch.setattr(knn_sweep, "_shared_passes", real)
+    path = tmp_path / "journal.jsonl"
+
+    def stop_after_one_raw_fold(event, info):
+        if event == "step" and info["stage"] == "raw" and info["done"] == 1:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_sweep(*data, config, journal=Journal(path, config_dict(config)), callback=stop_after_one_raw_fold)
+    searched = []
+    nominate = kn_module.nominate
+    monkeypatch.setattr(kn_module, "nominate", lambda *a, **kw: searched.append(1) or nominate(*a, **kw))
+    resumed = run_sweep(*data, config, journal=Journal(path, config_dict(config), resume=True))
+    assert _strip(resumed) == _strip(shared)
+    assert len(searched) == 3  # the two raw folds left, each on its own, and the final test

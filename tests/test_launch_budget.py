@@ -101,6 +101,24 @@ def test_cross_validate_k_launches_do_not_follow_the_rows():
     assert big <= 1.25 * small, (small, big)
 
 
+def test_k_fold_shares_its_tile_passes_at_no_launch_cost(monkeypatch):
+    """5 folds of 6 000 rows, k = 1..30, both weights: the folds' tile passes in one (half
+    the GEMMs' work, in 4 GEMMs instead of 5) cost about the launches and no more syncs
+    than five of their own (one block per fold at this budget: a GEMM and an update per
+    side for each fold and the later folds together, not per pair of folds)."""
+    import gpuknn.model_selection.cv as cv_module
+
+    X, y = fashion_like(6_000, 4)
+    opts = dict(cv=StratifiedKFold(5, shuffle=True, random_state=0), weights=("uniform", "distance"))
+    shared = counted(lambda: cross_validate_k(X, y, range(1, 31), metric="correlation", working_memory=WM, **opts))
+    monkeypatch.setattr(cv_module, "shared_tile_passes", lambda *a, **kw: None)
+    alone = counted(lambda: cross_validate_k(X, y, range(1, 31), metric="correlation", working_memory=WM, **opts))
+    assert shared[2].rows == alone[2].rows
+    assert shared[0].by_op["mm"] == 4 < alone[0].by_op["mm"], (shared[0].by_op["mm"], alone[0].by_op["mm"])
+    assert shared[0].count <= 1.05 * alone[0].count, (shared[0].count, alone[0].count)
+    assert shared[1].count <= alone[1].count, (dict(shared[1].by_kind), dict(alone[1].by_kind))
+
+
 def _cv_kp(rows, ps=PS):
     X, y = fashion_like(rows, 3)
     fold = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X.numpy(), y.numpy()))

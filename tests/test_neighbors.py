@@ -226,8 +226,8 @@ def test_huge_float64_values_get_float64_tiles(monkeypatch):
 
     monkeypatch.setattr(nb, "_SCREEN_MIN_WORK", 1)
     R = np.array([[1e20, 0.0], [0.0, 1e20], [1e20, 1e20]])
-    assert nb._tile_dtype(R, 3, 3, 1e20, np) == np.float64
-    assert nb._tile_dtype(R, 3, 3, 1.0, np) == np.float32
+    assert nb.tile_dtype_of(R.dtype, 3 * 3 * 3, 1e20, np) == np.float64
+    assert nb.tile_dtype_of(R.dtype, 3 * 3 * 3, 1.0, np) == np.float32
     d, i = kneighbors(R[:1], R, 3)
     assert i.tolist() == [[0, 2, 1]]
 

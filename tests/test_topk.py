@@ -159,3 +159,41 @@ def test_update_topk_paths(xp, to_xp, monkeypatch):
     np.testing.assert_array_equal(np.delete(to_numpy(i2), 7, 0), np.delete(ec, 7, 0))
     same_v, same_i = update_topk(values, index, to_xp(low - 1000), 400)  # nothing enters
     np.testing.assert_array_equal(to_numpy(same_i), ec)
+
+
+@pytest.mark.parametrize("width", [3, 40, 1000])
+@pytest.mark.parametrize("k", [1, 5, 30])
+def test_update_topk_columns_equals_the_transposed_tile(xp, to_xp, width, k):
+    # columns=True reads the lists' scores from a tile's columns: the same lists as the
+    # row-major transposed tile gives, on the sparse, uneven and dense paths alike.
+    rng = np.random.default_rng(width * k)
+    S = rng.integers(0, 20, size=(25, 600)).astype(np.float64)
+    S[3] = np.arange(600.0)
+    S[4] = 7.0
+    rows = S.shape[0]
+    by_rows = (to_xp(np.full((rows, k), -np.inf)), to_xp(np.full((rows, k), -1, dtype=np.int64)))
+    by_cols = by_rows
+    for c0 in range(0, S.shape[1], width):
+        tile = S[:, c0 : c0 + width]
+        by_rows = update_topk(*by_rows, to_xp(tile), c0)
+        by_cols = update_topk(*by_cols, to_xp(np.ascontiguousarray(tile.T)), c0, columns=True)
+    ev, ec = _reference(S, k)
+    for got in (by_rows, by_cols):
+        np.testing.assert_array_equal(to_numpy(got[1]), ec)
+        np.testing.assert_array_equal(to_numpy(got[0]), ev)
+
+
+def test_update_topk_columns_sparse_path(xp, to_xp, monkeypatch):
+    # Good lists and a tile that lets a few through: no top-k of the tile, no transposed copy.
+    calls = []
+    real = topk.topk_largest
+    monkeypatch.setattr(topk, "topk_largest", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    rng = np.random.default_rng(5)
+    old, new = rng.normal(size=(30, 200)), rng.normal(size=(30, 200))
+    values, index = topk_largest(to_xp(old), 4)
+    calls.clear()
+    values, index = update_topk(values, index, to_xp(np.ascontiguousarray(new.T)), 200, columns=True)
+    ev, ec = _reference(np.concatenate([old, new], axis=1), 4)
+    np.testing.assert_array_equal(to_numpy(index), ec)
+    np.testing.assert_array_equal(to_numpy(values), ev)
+    assert not calls

@@ -150,9 +150,10 @@ def bincount(codes: Any, n_bins: int, *, chunk: int = 1 << 16) -> Any:
     return total
 
 
-def mask_counts(mask: Any) -> tuple[int, int | None, Any]:
+def mask_counts(mask: Any, *, axis: int = 1) -> tuple[int, int | None, Any]:
     """``(total, widest, per_row)`` of a boolean (rows, m) mask: its True entries in all,
-    in the fullest row, and per row -- or ``(total, None, None)``.
+    in the fullest row, and per row -- or ``(total, None, None)``. ``axis=0``: the same of
+    its columns (``per_row`` then counts each column).
 
     A device pays a host sync per scalar it reports: there, the per-row counts are taken
     and their sum and maximum come back in one transfer. NumPy has no syncs to save and a
@@ -164,7 +165,7 @@ def mask_counts(mask: Any) -> tuple[int, int | None, Any]:
         import numpy  # noqa: PLC0415
 
         return int(numpy.count_nonzero(mask)), None, None
-    per_row = xp.astype(xp.count_nonzero(mask, axis=1), xp.int64)
+    per_row = xp.astype(xp.count_nonzero(mask, axis=axis), xp.int64)
     from .._backend import to_numpy  # noqa: PLC0415
 
     total, widest = (int(v) for v in to_numpy(xp.stack([xp.sum(per_row), xp.max(per_row)])))

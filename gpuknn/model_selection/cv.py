@@ -21,6 +21,7 @@ from .._memory import preferred_tile_bytes
 from ..errors import InvalidInputError
 from ..ops.distance import check_metric
 from ..ops.exact import EXACT_BLOCK_BYTES, distance_interval, keys_to_distances
+from ..ops.folds import fold_lists
 from ..ops.gram import prefix_references
 from ..ops.kneighbors import reference_for, search, search_validated
 from ..ops.limits import check_values, check_working_memory
@@ -94,13 +95,16 @@ def fold_k_scores(
     scoring,
     working_memory=None,
     magnitude: float | None = None,
+    shared: Any = None,
 ) -> dict:
     """Scores of every (weights, k) on one fold; labels are class indices in X's namespace.
 
     ``magnitude``: ``max |X|`` of rows the caller has validated (:func:`gpuknn.ops.limits.check_values`,
     as :func:`cross_validate_k` does once for the whole X); then nothing is checked or
     scanned again in the fold. Without it the rows are checked here. ``working_memory``:
-    MiB, as for :func:`gpuknn.kneighbors`.
+    MiB, as for :func:`gpuknn.kneighbors`. ``shared``: this fold's
+    :class:`~gpuknn.ops.folds.FoldSearch` (with ``magnitude``; :func:`shared_tile_passes`):
+    its tile pass done with the other folds', for ``max(ks)`` neighbours.
     """
     xp = array_namespace(X_train)
     metric = resolve_metric(metric)  # any neighbour metric (aliases, "minkowski:3")
@@ -108,8 +112,13 @@ def fold_k_scores(
     if magnitude is None:
         nb = search(X_test, X_train, max(ks), metric=metric, working_memory=working_memory, labels=y_train)
     else:
-        ref = reference_for(X_train, metric)
-        nb = search_validated(X_test, ref, max(ks), magnitude=magnitude, working_memory=wm, labels=y_train)
+        if shared is None:
+            ref, lists = reference_for(X_train, metric), None
+        else:
+            ref, lists = reference_for(X_train, metric, centre=shared.centre, summary=shared.summary), shared.lists
+        nb = search_validated(
+            X_test, ref, max(ks), magnitude=magnitude, working_memory=wm, labels=y_train, nominated=lists
+        )
     va = nb.vote_args()
     weights = check_names(weights, name="weights", allowed=("uniform", "distance"))
     scoring = scoring if isinstance(scoring, dict) else check_names(scoring, name="scoring")
@@ -127,6 +136,21 @@ def fold_k_scores(
         refine=va["refine"],
         max_bytes=_vote_bytes(wm, xp),
     )
+
+
+def shared_tile_passes(
+    X: Any, folds: list, metric: str, k: int, *, magnitude: float, working_memory: float | None = None
+) -> list | None:
+    """Per fold the ``shared=`` argument of :func:`fold_k_scores` (a
+    :class:`~gpuknn.ops.folds.FoldSearch`) -- the tile pass of every
+    fold's ``k``-neighbour search from one pass over the pairs of folds
+    (:func:`gpuknn.ops.folds.fold_lists`: half the GEMMs of K separate searches) -- or None
+    where the folds do not allow it (they do not partition X, say). X validated
+    (``magnitude`` its ``max |X|``); ``metric`` any neighbour metric name;
+    ``working_memory`` in MiB, as for :func:`gpuknn.kneighbors`."""
+    xp = array_namespace(X)
+    wm = check_working_memory(working_memory, xp, device_of(X))
+    return fold_lists(X, folds, resolve_metric(metric), k, magnitude=magnitude, working_memory=wm)
 
 
 def fold_kp_scores(
@@ -320,7 +344,9 @@ def cross_validate_k(
 
     Notes
     -----
-    Cost per fold: one ``kneighbors`` with ``max(ks)`` plus O(n_test · k_max · n_classes).
+    Cost per fold: one ``kneighbors`` with ``max(ks)`` plus O(n_test · k_max · n_classes);
+    when the test sets partition X (K-fold) and no client is given, the folds' tile passes
+    are one pass over the pairs of folds (:func:`shared_tile_passes`: half the GEMMs).
     Equals fitting a separate :class:`~gpuknn.KNeighborsClassifier` for every k (tested).
 
     Examples
@@ -338,6 +364,10 @@ def cross_validate_k(
     weights, scoring, names = _options(weights, scoring)
     options = {"n_classes": n_classes, "metric": metric, "weights": weights, "scoring": scoring}
     options["magnitude"] = magnitude
+    if client is None:  # one tile pass for every fold (the tasks of a cluster search their own)
+        options["shared"] = shared_tile_passes(
+            X, folds, metric, max(ks), magnitude=magnitude, working_memory=working_memory
+        )
     rows = _run_folds(_k_fold, client, X, y_dev, folds, ks=ks, working_memory=working_memory, **options)
     return SweepTable(rows, names)
 
@@ -352,8 +382,11 @@ def _run_folds(task: Any, client: Any, X: Any, y_dev: Any, folds: list, **option
     return [row for f in range(len(folds)) for row in by_fold[f]]
 
 
-def _k_fold(X, y, folds, f, ks, n_classes, metric, weights, scoring, working_memory, magnitude) -> list[dict]:
-    """One fold of :func:`cross_validate_k`: its table rows."""
+def _k_fold(
+    X, y, folds, f, ks, n_classes, metric, weights, scoring, working_memory, magnitude, shared=None
+) -> list[dict]:
+    """One fold of :func:`cross_validate_k`: its table rows (``shared``: every fold's
+    :func:`fold_k_scores` argument, or None)."""
     tr, te = folds[f]
     sc = fold_k_scores(
         take_rows(X, tr),
@@ -367,6 +400,7 @@ def _k_fold(X, y, folds, f, ks, n_classes, metric, weights, scoring, working_mem
         scoring=scoring,
         working_memory=working_memory,
         magnitude=magnitude,
+        shared=None if shared is None else shared[f],
     )
     return _rows(sc, ks, f, {})
 

@@ -31,7 +31,7 @@ from ..neighbors import KNeighborsClassifier
 from ..ops.distance import check_metric
 from ..ops.limits import check_values
 from ..ops.metricspec import resolve_metric
-from .cv import check_folds, fold_k_scores, fold_kp_scores
+from .cv import check_folds, fold_k_scores, fold_kp_scores, shared_tile_passes
 
 __all__ = ["KNeighborsClassifierCV", "PCAKNeighborsClassifierCV"]
 
@@ -224,8 +224,10 @@ class KNeighborsClassifierCV(_SearchCV):
     Notes
     -----
     Cost: per fold and metric one ``kneighbors`` of the test part (n/K rows) against the
-    training part with ``max(n_neighbors)``, O(n²/K · d) in GEMMs, plus
-    O(n/K · k_max · n_classes) per weighting for every k together; then one fit. X is
+    training part with ``max(n_neighbors)``, O(n²/K · d) in GEMMs -- half that when the
+    test sets partition X (an int ``cv``, any K-fold): one GEMM tile of two folds' rows
+    nominates candidates for both (:func:`gpuknn.model_selection.cv.shared_tile_passes`) --
+    plus O(n/K · k_max · n_classes) per weighting for every k together; then one fit. X is
     validated (and converted, if need be) once; the refit gets that array, not a copy. Vote
     ties and distance ties as :class:`gpuknn.KNeighborsClassifier`.
 
@@ -275,6 +277,15 @@ class KNeighborsClassifierCV(_SearchCV):
         if not isinstance(self.metric, str):
             grid["metric"] = metrics
 
+        # Per metric, the tile passes of every fold's search in one pass over the pairs of
+        # folds (half the GEMMs) where the folds partition X, as an int cv's do.
+        shared = {
+            m: shared_tile_passes(
+                X, folds, m, k_sorted[-1], magnitude=self._magnitude, working_memory=self.working_memory
+            )
+            for m in metrics
+        }
+
         def fold_scores(f: int) -> dict:
             tr, te = folds[f]
             # One gather per fold for every metric; one search per metric for every (k, weights).
@@ -293,6 +304,7 @@ class KNeighborsClassifierCV(_SearchCV):
                     scoring=scoring,
                     working_memory=self.working_memory,
                     magnitude=self._magnitude,
+                    shared=None if shared[m] is None else shared[m][f],
                 )
                 for w in weights:
                     v = next(iter(sc[w].values()))

@@ -69,6 +69,7 @@ __all__ = [
     "plan_tiles",
     "candidate_margin",
     "drop_self",
+    "tile_dtype_of",
 ]
 
 # Float64 searches at least this large (queries x references x row width) run their tile
@@ -323,7 +324,14 @@ def search(
 
 
 def search_validated(
-    Q: Any, ref: Any, k: int, *, magnitude: float, working_memory: int, labels: Any = None
+    Q: Any,
+    ref: Any,
+    k: int,
+    *,
+    magnitude: float,
+    working_memory: int,
+    labels: Any = None,
+    nominated: Any = None,
 ) -> Neighbors:
     """:func:`search`'s engine for input validated at a public boundary: it trusts its caller.
 
@@ -333,6 +341,10 @@ def search_validated(
     :func:`gpuknn.ops.limits.check_values` returned), ``working_memory`` in bytes. Nothing
     is checked or scanned again: the estimators, the cross-validation and the sweeps call
     this after their one check at the boundary.
+
+    ``nominated``: the tile pass's lists ``(scores, index, alone)``, when the caller has them
+    already (:func:`gpuknn.ops.folds.fold_lists`: every fold's lists from one pass over the
+    pairs of folds); the search then runs only its exact pass (:func:`kneighbors_keys`).
     """
     if isinstance(ref, PreparedReference):
         ref = ref.reference
@@ -348,7 +360,10 @@ def search_validated(
         # only, where the data need it.
         Q, ref = Q * scale, Reference(ref.data * scale, metric, keep_rows=False, prep_bytes=None)
         magnitude *= scale
-    keys, idx, err = kneighbors_keys(Q, ref, k, working_memory=working_memory, magnitude=magnitude, labels=labels)
+        nominated = None  # lists of the unscaled rows' tiles: this search makes its own
+    keys, idx, err = kneighbors_keys(
+        Q, ref, k, working_memory=working_memory, magnitude=magnitude, labels=labels, nominated=nominated
+    )
 
     def refine(rows: Any) -> Any:
         exact = exact_keys(xp.take(Q, rows, axis=0), ref.data, xp.take(idx, rows, axis=0), metric, ref.stats)
@@ -377,10 +392,16 @@ def dense_neighbors(Q: Any, ref: Any, k: int, working_memory: int) -> Neighbors:
     return Neighbors(keys, idx, err, ref.metric, Q.dtype, refine)
 
 
-def reference_for(R: Any, metric: str) -> Reference | DifferenceReference:
+def reference_for(
+    R: Any, metric: str, *, centre: Any = None, summary: tuple | None = None
+) -> Reference | DifferenceReference:
     """The reference a search of ``metric`` (an engine name: :func:`resolve_metric`'s) takes
-    for validated rows R, prepared block by block at each search (``keep_rows=False``)."""
-    return DifferenceReference(R, metric) if is_difference(metric) else Reference(R, metric, keep_rows=False)
+    for validated rows R, prepared block by block at each search (``keep_rows=False``);
+    ``centre`` and ``summary``: the euclidean translation and the rows' statistics when
+    the caller has them (:class:`~gpuknn.ops.search.Reference`)."""
+    if is_difference(metric):
+        return DifferenceReference(R, metric)
+    return Reference(R, metric, keep_rows=False, centre=centre, summary=summary)
 
 
 def resolve_inputs(
@@ -417,6 +438,7 @@ def kneighbors_keys(
     magnitude: float,
     exact_all: bool = False,
     labels: Any = None,
+    nominated: Any = None,
 ) -> tuple[Any, Any, Any]:
     """Keys (float64, descending), indices (n_queries, k) and key errors of validated input.
 
@@ -426,11 +448,16 @@ def kneighbors_keys(
     whose order the tile settled (:mod:`gpuknn.ops.groups`; float32 input), 0 where every
     key is exact: float64 input (exact keys cost little beside its float64 or screened
     tiles), and every row with ``exact_all``. ``working_memory`` here is in **bytes** (from
-    :func:`gpuknn.ops.limits.check_working_memory`), not the public MiB.
+    :func:`gpuknn.ops.limits.check_working_memory`), not the public MiB. ``nominated``: the
+    tile pass's lists ``(scores, index, alone)``, (n_queries, kk) in the tile dtype and
+    int64, as :func:`~gpuknn.ops.search.nominate` would return them against ``ref`` (any
+    order of equal scores; :func:`gpuknn.ops.folds.fold_lists`), in place of the tile pass;
+    ``alone`` False promises that no query row has a tile bound of 0 (else those rows get
+    a tile pass of their own: their tile order is their answer).
     """
     xp = array_namespace(Q)
     n_q, n_ref = Q.shape[0], ref.shape[0]
-    tile_dtype = _tile_dtype(Q, n_ref, ref.width, magnitude, xp)
+    tile_dtype = tile_dtype_of(Q.dtype, n_q * n_ref * ref.width, magnitude, xp)
     kk = min(n_ref, k + candidate_margin(k))
     itemsize = 8 if tile_dtype == xp.float64 else 4
     working_memory = raise_to_minimum(working_memory, n_q, kk, ref.width)
@@ -448,10 +475,10 @@ def kneighbors_keys(
     # settles no row and every row would take the float64 second pass. The bound is read
     # inside the scope (reference_bound), so it is the one of the GEMMs that run.
     with fp32_matmul(xp, device_of(Q)):
-        return _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, max(1, block_bytes))
+        return _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, max(1, block_bytes), nominated)
 
 
-def _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, exact_bytes):
+def _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, exact_bytes, nominated):
     """:func:`_search` with the plan's tiles halved after each out-of-memory error."""
     while True:
         try:
@@ -466,6 +493,7 @@ def _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, exa
                 exact_all=exact_all or Q.dtype == xp.float64,
                 labels=labels,
                 exact_bytes=exact_bytes,
+                nominated=nominated,
             )
         except Exception as exc:  # noqa: BLE001 - only allocation failures are retried
             if not is_out_of_memory(exc) or (plan.rows == 1 and plan.cols == 1):
@@ -477,21 +505,26 @@ def _search_retrying(Q, ref, k, kk, plan, tile_dtype, xp, exact_all, labels, exa
                 plan = TilePlan(plan.query_chunk, 1, max(1, plan.cols // 2))
 
 
-def _tile_dtype(Q: Any, n_ref: int, width: int, magnitude: float, xp: Any) -> Any:
-    """float32 tiles for float32 input, and for large float64 input when they are sound."""
-    if Q.dtype == xp.float32:
+def tile_dtype_of(dtype: Any, work: int, magnitude: float, xp: Any) -> Any:
+    """The tile dtype of a search of input ``dtype`` costing ``work`` (queries x references
+    x row width) multiply-adds: float32 for float32 input, and for large float64 input when
+    float32 tiles are sound (values below ``1e15``)."""
+    if dtype == xp.float32:
         return xp.float32
-    big = Q.shape[0] * n_ref * width >= _SCREEN_MIN_WORK
+    big = work >= _SCREEN_MIN_WORK
     return xp.float32 if big and magnitude < _FLOAT32_SAFE else xp.float64
 
 
 def _search(Q: Any, ref: Reference, k: int, kk: int, plan: TilePlan, dtype: Any, xp: Any, **options: Any):
     """Run one tile plan: keys, indices (n_queries, k) and key errors (n_queries,);
-    ``options`` (``exact_all``, ``labels``, ``exact_bytes``) go to :func:`_search_chunk`."""
-    out = [
-        _search_chunk(Q[q0 : min(q0 + plan.query_chunk, Q.shape[0]), :], ref, k, kk, plan, dtype, xp, **options)
-        for q0 in range(0, Q.shape[0], plan.query_chunk)
-    ]
+    ``options`` (``exact_all``, ``labels``, ``exact_bytes``, ``nominated``) go to
+    :func:`_search_chunk`, ``nominated`` cut to each query chunk's rows."""
+    given = options.pop("nominated")
+    out = []
+    for q0 in range(0, Q.shape[0], plan.query_chunk):
+        q1 = min(q0 + plan.query_chunk, Q.shape[0])
+        lists = None if given is None else (given[0][q0:q1, :], given[1][q0:q1, :], given[2])
+        out.append(_search_chunk(Q[q0:q1, :], ref, k, kk, plan, dtype, xp, nominated=lists, **options))
     if len(out) == 1:
         return out[0]
     return tuple(xp.concat([o[j] for o in out], axis=0) for j in range(3))
@@ -509,11 +542,23 @@ def _search_chunk(
     exact_all: bool,
     labels: Any = None,
     exact_bytes: int,
+    nominated: Any = None,
 ):
-    """Tile pass, exact pass and (if needed) second pass for one query chunk."""
+    """Tile pass (unless ``nominated`` gives its lists), exact pass and (if needed) second
+    pass for one query chunk."""
     q_rows, q_stats, q_norm, q_sq = prepare_queries(Qc, ref, dtype)
-    scores, index = nominate(q_rows, ref, kk, plan, dtype)
     bound = reference_bound(ref, q_norm, q_stats, dtype)
+    if nominated is None:
+        scores, index = nominate(q_rows, ref, kk, plan, dtype)
+    else:
+        scores, index, alone = nominated
+        # A row whose bound is 0 (a zero row of cosine/correlation/inner) keeps its tile
+        # order, ties to the lower index, as its answer: its lists come from this search's
+        # own tile pass, whose order of equal scores is the reference's.
+        exact = xp.nonzero(bound == 0)[0] if alone else None
+        if exact is not None and exact.shape[0]:
+            again = nominate(xp.take(q_rows, exact, axis=0), ref, kk, plan, dtype)
+            scores, index = replace_rows(exact, Qc.shape[0], [(scores, again[0]), (index, again[1])])
     euclid = ref.metric in _EUCLID
     # Tile units of a key: the key itself, or (|q - c|^2 + key) / 2 for the euclidean family.
     common = dict(

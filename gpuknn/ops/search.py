@@ -29,7 +29,17 @@ from .._delegation import sqdist64
 from .exact import RowStats, concat_stats, row_kappa, row_stats
 from .topk import pad_lists, topk_largest, update_topk
 
-__all__ = ["TilePlan", "plan_tiles", "Reference", "prepare_queries", "nominate", "collect", "score_tile"]
+__all__ = [
+    "TilePlan",
+    "plan_tiles",
+    "Reference",
+    "reference_centre",
+    "prepare_rows",
+    "prepare_queries",
+    "nominate",
+    "collect",
+    "score_tile",
+]
 
 # Query rows a tile keeps when references must be split: enough rows to make the GEMM
 # efficient (faiss uses 4096 x 1024 tiles on the CPU).
@@ -114,7 +124,7 @@ def prep_rows(n: int, d: int, budget: int | None) -> int:
     return max(1, min(n, max(_PREP_ROWS, int(budget) // max(1, _PREP_TEMPS * 8 * (d + 1)))))
 
 
-def _prepare(X: Any, metric: str, role: str, stats: RowStats, centre: Any, dtype: Any):
+def prepare_rows(X: Any, metric: str, role: str, stats: RowStats, centre: Any, dtype: Any):
     """Tile rows of X in ``dtype`` and the norms the bounds need.
 
     Rows are computed in the more precise of X's dtype and ``dtype`` (float32 input with
@@ -150,6 +160,14 @@ def _prepare(X: Any, metric: str, role: str, stats: RowStats, centre: Any, dtype
     return (rows if rows.dtype == dtype else xp.astype(rows, dtype)), norm
 
 
+def reference_centre(R: Any) -> Any:
+    """The euclidean family's translation of rows R (n, d): the mean of an evenly spread
+    sample of at most ``4096`` rows, computed in float64 and rounded to R's dtype."""
+    xp = array_namespace(R)
+    step = max(1, -(-int(R.shape[0]) // _CENTRE_SAMPLE))
+    return xp.astype(xp.mean(xp.astype(R[::step, :], xp.float64), axis=0), R.dtype)
+
+
 def _stats_of(stats: RowStats, c0: int, c1: int) -> RowStats:
     return RowStats(*(None if v is None else v[c0:c1] for v in stats))
 
@@ -169,6 +187,14 @@ class Reference:
         Bytes of float64 temporaries a block of rows may take while it is prepared
         (:func:`prep_rows`; a search sets it from its ``working_memory``); default 1 024
         rows at a time.
+    centre : array (d,) in R's dtype, optional
+        The euclidean family's translation (below), when the caller fixes it: the folds of a
+        cross-validation share their whole data's (:mod:`gpuknn.ops.folds`), so one tile
+        serves two folds. Default :func:`reference_centre` of R.
+    summary : (RowStats, float, float), optional
+        ``(stats, ref_max, key_scale)`` of R's rows (below), when the caller has them
+        (:func:`gpuknn.ops.folds.fold_lists` computes every fold's at once): the search then
+        prepares no block just to learn them.
 
     Attributes
     ----------
@@ -188,7 +214,16 @@ class Reference:
     asked for before a search swept the blocks).
     """
 
-    def __init__(self, R: Any, metric: str, *, keep_rows: bool, prep_bytes: int | None = None):
+    def __init__(
+        self,
+        R: Any,
+        metric: str,
+        *,
+        keep_rows: bool,
+        prep_bytes: int | None = None,
+        centre: Any = None,
+        summary: tuple | None = None,
+    ):
         xp = array_namespace(R)
         self.data, self.metric, self.xp = R, metric, xp
         n, d = R.shape
@@ -196,11 +231,9 @@ class Reference:
         self.prep_rows = prep_rows(self.shape[0], self.shape[1], prep_bytes)
         self.centre = None
         if metric in _EUCLID:
-            step = max(1, -(-n // _CENTRE_SAMPLE))
-            sample = xp.astype(R[::step, :], xp.float64)
-            self.centre = xp.astype(xp.mean(sample, axis=0), R.dtype)
+            self.centre = reference_centre(R) if centre is None else centre
         self._parts: dict[int, tuple[int, RowStats, float, float]] = {}
-        self._done: tuple[RowStats, float, float] | None = None
+        self._done: tuple[RowStats, float, float] | None = summary
         self.rows = None
         if keep_rows:
             step = self.prep_rows
@@ -217,7 +250,7 @@ class Reference:
         xp, block = self.xp, self.data[b0:b1, :]
         known = self._parts.get(b0)
         st = known[1] if known is not None and known[0] == b1 else row_stats(block, self.metric)
-        rows, norm = _prepare(block, self.metric, "reference", st, self.centre, dtype)
+        rows, norm = prepare_rows(block, self.metric, "reference", st, self.centre, dtype)
         if known is None or known[0] != b1:
             top, scale = xp.max(norm), 1.0
             if self.metric == "correlation":  # the largest |r| / |r - m|, at least 1
@@ -271,7 +304,7 @@ class Reference:
         if self._done is not None:
             st = self._done[0]
             parts = [
-                _prepare(
+                prepare_rows(
                     self.data[b0 : min(b0 + step, c1), :],
                     self.metric,
                     "reference",
@@ -299,7 +332,7 @@ def prepare_queries(Q: Any, ref: Reference, dtype: Any, *, step: int | None = No
     for b0 in range(0, Q.shape[0], step):
         block = Q[b0 : min(b0 + step, Q.shape[0]), :]
         st = row_stats(block, ref.metric)
-        parts.append((st, *_prepare(block, ref.metric, "query", st, ref.centre, dtype)))
+        parts.append((st, *prepare_rows(block, ref.metric, "query", st, ref.centre, dtype)))
     stats = concat_stats([p[0] for p in parts], xp)
     rows = [p[1] for p in parts]
     norm = [p[2] for p in parts]

@@ -205,7 +205,7 @@ def merge_topk(values: Any, index: Any, k: int) -> tuple[Any, Any]:
     return xp.take_along_axis(v, by_value, axis=1), xp.take_along_axis(i, by_value, axis=1)
 
 
-def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]:
+def update_topk(values: Any, index: Any, S: Any, offset: int, *, columns: bool = False) -> tuple[Any, Any]:
     """Merge a score tile into running top-k lists (a faiss-style blocked search).
 
     Parameters
@@ -217,6 +217,10 @@ def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]
     S : array of shape (rows, m), finite
         Scores of columns ``offset .. offset + m - 1``.
     offset : int
+    columns : bool, default False
+        S has shape (m, rows) and holds the lists' scores in its *columns* (the transpose
+        of the tile above): a tile that serves two sets of lists, its rows' and its
+        columns' (:mod:`gpuknn.ops.folds`), is read as it is, without a transposed copy.
 
     Returns
     -------
@@ -229,14 +233,20 @@ def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]
     through a handful per row: the cost is one compare and one ``nonzero`` over the tile,
     plus a row-wise sort of ``k + (widest row's candidates)`` entries. When the lists are
     still poor (many candidates, or very uneven ones), the tile's own top k is taken and
-    merged instead.
+    merged instead. With ``columns`` the few candidates are put in list order by one
+    stable sort of their positions (the tile is never transposed, except for that own
+    top k).
     """
     xp = array_namespace(S, values)
-    rows, m = S.shape
     k = values.shape[1]
+    if columns:
+        m, rows = S.shape
+        mask = S > values[:, k - 1][None, :]
+    else:
+        rows, m = S.shape
+        mask = S > values[:, k - 1 : k]
     dev = device_of(S)
-    mask = S > values[:, k - 1 : k]
-    total, widest, per_row = mask_counts(mask)
+    total, widest, per_row = mask_counts(mask, axis=0 if columns else 1)
     if total == 0:
         return values, index
     # The count bounds the candidate arrays before they are built (the tile budget).
@@ -244,6 +254,14 @@ def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]
     flat = xp.nonzero(xp.reshape(mask, (-1,)))[0] if sparse else None
     del mask
     if flat is not None:
+        src = flat  # the candidates' positions in S
+        if columns:
+            # Positions in S come by tile row; the lists want them by list (S's column),
+            # then by tile row: one stable sort of the few candidates' list numbers.
+            lst = flat % rows
+            order = xp.argsort(lst, stable=True)
+            src = xp.take(flat, order)
+            flat = xp.take(lst, order) * m + src // rows  # as if in the transposed tile
         if per_row is None:
             starts = xp.searchsorted(flat, xp.arange(rows, device=dev, dtype=flat.dtype) * m)
             counts, widest = _row_counts(starts, total, xp)
@@ -256,14 +274,16 @@ def update_topk(values: Any, index: Any, S: Any, offset: int) -> tuple[Any, Any]
             pos_new = rows * k + _row_slots(starts, counts, widest, total, xp)
             pos = xp.concat([pos_old, pos_new], axis=1)
             inf = xp.asarray([-math.inf], dtype=S.dtype, device=dev)
-            src_v = xp.concat([xp.reshape(values, (-1,)), xp.take(xp.reshape(S, (-1,)), flat), inf])
+            src_v = xp.concat([xp.reshape(values, (-1,)), xp.take(xp.reshape(S, (-1,)), src), inf])
             none = xp.asarray([-1], dtype=index.dtype, device=dev)
             cols = xp.astype(flat % m + offset, index.dtype)
             src_i = xp.concat([xp.reshape(index, (-1,)), cols, none])
             block_v = xp.reshape(xp.take(src_v, xp.reshape(pos, (-1,))), pos.shape)
             block_i = xp.reshape(xp.take(src_i, xp.reshape(pos, (-1,))), pos.shape)
             return _sorted_head(block_v, block_i, k, xp)
-        del flat
+        del flat, src
+    if columns:  # row-major copy of the transpose (reshape copies in row-major order)
+        S = xp.reshape(xp.reshape(S.T, (-1,)), (rows, m))
     v, c = topk_largest(S, min(k, m))
     block_v = xp.concat([values, v], axis=1)
     block_i = xp.concat([index, xp.astype(c + offset, index.dtype)], axis=1)

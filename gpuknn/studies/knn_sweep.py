@@ -27,11 +27,13 @@ import numpy as np
 
 from .._backend import array_namespace, device_of, from_numpy, input_device, validate_matrix
 from ..errors import InvalidInputError
+from ..model_selection.cv import shared_tile_passes
 from ..model_selection.journal import Journal
 from ..model_selection.runner import get_runner, task_working_memory
 from ..model_selection.splitters import StratifiedKFold
 from ..model_selection.sweep import check_grid
 from ..ops.distance import check_metric
+from ..ops.limits import check_values
 from .sweep_tables import MemoryJournal, aggregate, choose, host_labels
 from .sweep_tasks import final_task, kp_task, raw_task, sampler, variance_task
 
@@ -104,6 +106,24 @@ def default_grids(n_train: int, n_features: int, *, folds: int = 5) -> dict[str,
     if p_max > 15:
         ps |= {int(round(v)) for v in np.geomspace(15, p_max, 20)}
     return {"ks": ks, "ks_raw": ks_raw, "ps": sorted(ps)}
+
+
+def _shared_passes(X_train, folds, metrics, ks, config, jr, runner, xp) -> tuple | None:
+    """``raw_task``'s ``shared``: the tile passes of every fold's raw search together, for
+    each metric no fold has done yet (:func:`~gpuknn.model_selection.cv.shared_tile_passes`:
+    half the GEMMs), when the tasks run here and the folds search the rows as they are (no
+    scaling or resampling fitted per fold); else None."""
+    if runner.distributed or config.scale != "none" or config.resample is not None:
+        return None
+    fresh = [m for m in metrics if all(jr.get(f"raw/{m}/fold={f}") is None for f in range(len(folds)))]
+    if not fresh:
+        return None
+    magnitude = check_values(X_train, xp, name="X_train")
+    lists = {
+        m: shared_tile_passes(X_train, folds, m, max(ks), magnitude=magnitude, working_memory=config.working_memory)
+        for m in fresh
+    }
+    return magnitude, lists
 
 
 def _noop(event: str, info: dict) -> None:
@@ -218,11 +238,12 @@ def run_sweep(
     if not config.skip_raw:
         cb("stage", {"name": "k sweep (raw features)", "total": len(folds) * len(metrics)})
         done = sum(jr.get(f"raw/{m}/fold={f}") is not None for f in range(len(folds)) for m in metrics)
+        passes = _shared_passes(X_train, folds, metrics, ks_raw, config, jr, runner, xp)
         jobs = []
         for f in range(len(folds)):
             todo = [m for m in metrics if jr.get(f"raw/{m}/fold={f}") is None]
             if todo:  # one task per fold, for the metrics still to do (data prepared once)
-                jobs.append((f, {"f": f, "metrics": todo, "ks": ks_raw, **common}))
+                jobs.append((f, {"f": f, "metrics": todo, "ks": ks_raw, "shared": passes, **common}))
         for f, records in runner.run(raw_task, jobs, shared):
             for m, record in records.items():  # journalled the moment the task finishes
                 jr.append(f"raw/{m}/fold={f}", record)

@@ -28,11 +28,15 @@ from .sweep_tables import lists
 __all__ = ["raw_task", "variance_task", "kp_task", "final_task", "sampler", "scaled"]
 
 
-def raw_task(X_train, y_dev, folds, *, f, metrics, ks, n_classes, config) -> dict[str, dict]:
+def raw_task(X_train, y_dev, folds, *, f, metrics, ks, n_classes, config, shared=None) -> dict[str, dict]:
     """The k sweep on the raw features of fold ``f`` for each of ``metrics``:
-    ``{metric: journal record}``; the fold's data are prepared once for all of them."""
+    ``{metric: journal record}``; the fold's data are prepared once for all of them.
+    ``shared``: ``(magnitude, {metric: every fold's FoldSearch})`` when the tile passes of
+    every fold were done together (:func:`gpuknn.model_selection.cv.shared_tile_passes`;
+    unscaled, unresampled rows only)."""
     t0 = time.perf_counter()
     data = _fold_data(X_train, y_dev, folds[f], config)
+    magnitude, passes = (None, {}) if shared is None else shared
     out = {}
     for m in metrics:
         scores = fold_k_scores(
@@ -43,6 +47,8 @@ def raw_task(X_train, y_dev, folds, *, f, metrics, ks, n_classes, config) -> dic
             weights=config.weights,
             scoring=_scoring(config.scoring),
             working_memory=config.working_memory,
+            magnitude=magnitude if passes.get(m) is not None else None,
+            shared=None if passes.get(m) is None else passes[m][f],
         )
         out[m] = {"fold": f, "scores": lists(scores), "seconds": time.perf_counter() - t0}
         t0 = time.perf_counter()
