@@ -44,7 +44,7 @@ def _search(X, y, folds, f, metric, k, wm, shared=None):
 
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("wm", [200_000, 256 << 20])  # many blocks a fold; one block a fold
+@pytest.mark.parametrize("wm", [720_000, 256 << 20])  # two blocks a fold; one block a fold
 def test_each_fold_gets_its_own_searchs_answer(backend, metric, dtype, wm):
     X, y = _rows(dtype)
     Xb = backend.asarray(X)
@@ -73,6 +73,67 @@ def test_each_fold_gets_its_own_searchs_answer(backend, metric, dtype, wm):
         else:  # float32: each within its certified error of the exact keys
             gap = np.abs(host(got.keys) - host(own.keys))
             assert (gap <= (host(got.err) + host(own.err))[:, None]).all()
+        # With labels (as the cross-validation searches): the same label at every rank.
+        labels = backend.asarray(y[tr])
+        own = search_validated(
+            backend.asarray(X[te]),
+            reference_for(backend.asarray(X[tr]), metric),
+            7,
+            magnitude=mag,
+            working_memory=wm,
+            labels=labels,
+        )
+        got = search_validated(
+            backend.asarray(X[te]), ref, 7, magnitude=mag, working_memory=wm, nominated=shared[f].lists, labels=labels
+        )
+        np.testing.assert_array_equal(y[tr][host(got.indices)], y[tr][host(own.indices)])
+        gap = np.abs(host(got.keys) - host(own.keys))
+        assert (gap <= (host(got.err) + host(own.err))[:, None]).all()
+
+
+def test_duplicates_in_two_folds_keep_the_lower_index_first():
+    # Two copies of a row in different folds tie in every third fold's tile: its lists
+    # name the lower training index first, as the fold's own tile pass does, so one-label
+    # groups that the labels leave undecided keep the same order.
+    X, y = _rows(np.float32)
+    folds = check_folds(KFold(3, shuffle=True, random_state=4), X, y)
+    (_, te0), (_, te1), (_, te2) = folds
+    X[te1[0]] = X[te0[0]]
+    y[te1[0]] = y[te0[0]]
+    shared = shared_tile_passes(X, folds, "euclidean", 5, magnitude=check_values(X, np, name="X"))
+    tr, te = folds[2]
+    mag = check_values(X, np, name="X")
+    ref = reference_for(X[tr], "euclidean", centre=shared[2].centre, summary=shared[2].summary)
+    got = search_validated(
+        X[te], ref, 5, magnitude=mag, working_memory=1 << 20, nominated=shared[2].lists, labels=y[tr]
+    )
+    own = search_validated(
+        X[te], reference_for(X[tr], "euclidean"), 5, magnitude=mag, working_memory=1 << 20, labels=y[tr]
+    )
+    np.testing.assert_array_equal(got.indices, own.indices)
+    a, b = np.searchsorted(tr, [te0[0], te1[0]])
+    first = [
+        row.tolist().index(min(a, b)) < row.tolist().index(max(a, b)) for row in got.indices if a in row and b in row
+    ]
+    assert first and all(first)
+
+
+def test_euclidean_far_from_the_origin_with_near_ties():
+    # A large common offset and neighbours 1e-4 apart: the shared euclidean tile (the
+    # GEMM of centred rows, then the reference's term) stays within the bound the exact
+    # pass relies on, so every fold finds its own search's neighbours.
+    rng = np.random.default_rng(9)
+    X = 1e4 + rng.normal(size=(400, 6))
+    X[50:60] = X[40] + 1e-4 * np.arange(10)[:, None]
+    y = rng.integers(0, 3, 400)
+    for dtype in (np.float32, np.float64):
+        Xd = X.astype(dtype)
+        folds = check_folds(KFold(4, shuffle=True, random_state=0), Xd, y)
+        shared = shared_tile_passes(Xd, folds, "euclidean", 6, magnitude=check_values(Xd, np, name="X"))
+        for f in range(4):
+            own = _search(Xd, y, folds, f, "euclidean", 6, 1 << 20)
+            got = _search(Xd, y, folds, f, "euclidean", 6, 1 << 20, shared[f])
+            np.testing.assert_array_equal(got.indices, own.indices)
 
 
 @pytest.mark.parametrize("metric", ["cosine", "correlation", "inner"])
@@ -114,7 +175,7 @@ def test_partition_order():
     assert partition_order([(np.arange(5, 10), np.arange(5))], 10) is None
 
 
-def test_where_the_folds_search_alone():
+def test_where_the_folds_search_alone(monkeypatch):
     X, y = _rows(np.float64)
     mag = check_values(X, np, name="X")
     folds = check_folds(KFold(5), X, y)
@@ -123,6 +184,13 @@ def test_where_the_folds_search_alone():
     assert fold_lists(X, splits, "euclidean", 3, magnitude=mag, working_memory=1 << 20) is None
     # The prepared rows would take over half the budget.
     assert fold_lists(X, folds, "euclidean", 3, magnitude=mag, working_memory=X.nbytes) is None
+    # Folds whose searches would choose different tile dtypes (float64 data screened in
+    # float32 only where a search is large enough).
+    sized = [(np.setdiff1d(np.arange(600), te), te) for te in np.split(np.arange(600), [100, 300])]
+    monkeypatch.setattr(kn_module, "_SCREEN_MIN_WORK", 200 * 400 * 12)
+    assert fold_lists(X, sized, "cosine", 3, magnitude=mag, working_memory=1 << 20) is None
+    monkeypatch.setattr(kn_module, "_SCREEN_MIN_WORK", 1)
+    assert fold_lists(X, sized, "cosine", 3, magnitude=mag, working_memory=1 << 20) is not None
     # Data so small that the search rescales it.
     tiny = X * 1e-300
     assert (

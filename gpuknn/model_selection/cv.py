@@ -103,8 +103,9 @@ def fold_k_scores(
     as :func:`cross_validate_k` does once for the whole X); then nothing is checked or
     scanned again in the fold. Without it the rows are checked here. ``working_memory``:
     MiB, as for :func:`gpuknn.kneighbors`. ``shared``: this fold's
-    :class:`~gpuknn.ops.folds.FoldSearch` (with ``magnitude``; :func:`shared_tile_passes`):
-    its tile pass done with the other folds', for ``max(ks)`` neighbours.
+    :class:`~gpuknn.ops.folds.FoldSearch` (:func:`shared_tile_passes`): its tile pass done
+    with the other folds', for ``max(ks)`` neighbours; used only with ``magnitude`` (the
+    rows validated once for every fold), not read otherwise.
     """
     xp = array_namespace(X_train)
     metric = resolve_metric(metric)  # any neighbour metric (aliases, "minkowski:3")

@@ -30,18 +30,18 @@ fold preparing its training rows again to learn them.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from .._backend import array_namespace, device_of, to_numpy
 from .._delegation import fp32_matmul, take_rows
-from .._memory import preferred_tile_bytes
+from .._memory import is_out_of_memory, preferred_tile_bytes
 from .exact import RowStats, concat_stats, row_kappa, row_stats
 from .kneighbors import candidate_margin, tile_dtype_of
-from .limits import underflow_scale
+from .limits import _MANY_TILES, underflow_scale
 from .search import _scratch_per_element, prep_rows, prepare_rows, reference_centre
-from .topk import update_topk
+from .topk import merge_topk, update_topk
 
 __all__ = ["FoldSearch", "fold_lists", "partition_order"]
 
@@ -51,7 +51,7 @@ _SHARED = ("euclidean", "sqeuclidean", "cosine", "correlation", "inner")
 _EUCLID = ("euclidean", "sqeuclidean")
 
 
-class FoldSearch(NamedTuple):
+class FoldSearch:
     """What :func:`fold_lists` gives one fold's search.
 
     Attributes
@@ -61,7 +61,9 @@ class FoldSearch(NamedTuple):
         whole data's); None for the other metrics.
     summary : (RowStats, float, float)
         The fold's training rows' statistics (in the order of its training indices), largest
-        prepared-row norm and key scale, as :class:`gpuknn.ops.search.Reference` learns them.
+        prepared-row norm and key scale, as :class:`gpuknn.ops.search.Reference` learns them
+        (gathered when asked for from the statistics of every row, which the folds share:
+        K folds hold one copy of them, not K - 1).
     lists : (scores, index, alone)
         The tile pass's lists of the fold's test rows (in the order of its test indices):
         tile scores (n_test, kk) in the tile dtype, descending, and the candidates'
@@ -73,9 +75,15 @@ class FoldSearch(NamedTuple):
     :func:`gpuknn.ops.kneighbors.search_validated` takes ``lists`` (``nominated=``).
     """
 
-    centre: Any
-    summary: tuple[RowStats, float, float]
-    lists: tuple[Any, Any, bool]
+    def __init__(self, centre: Any, stats: RowStats, rows: Any, norms: tuple[float, float], lists: tuple):
+        self.centre, self.lists = centre, lists
+        self._stats, self._rows, self._norms = stats, rows, norms
+
+    @property
+    def summary(self) -> tuple[RowStats, float, float]:
+        xp = array_namespace(self.lists[1])
+        pos = xp.asarray(self._rows, device=device_of(self.lists[1]))
+        return (RowStats(*(None if v is None else xp.take(v, pos) for v in self._stats)), *self._norms)
 
 
 def partition_order(folds: list[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray | None:
@@ -118,10 +126,12 @@ def fold_lists(
 
     Returns
     -------
-    list of FoldSearch (one per fold), or None where the searches must run their own tile passes: folds that do not
-    partition the rows (:func:`partition_order`), difference metrics, data small enough to
-    be rescaled (:func:`gpuknn.ops.limits.underflow_scale`), folds whose searches would
-    choose different tile dtypes, or prepared rows over half the budget.
+    list of FoldSearch (one per fold), or None where the searches must run their own tile
+    passes: folds that do not partition the rows (:func:`partition_order`), difference
+    metrics, data small enough to be rescaled (:func:`gpuknn.ops.limits.underflow_scale`),
+    folds whose searches would choose different tile dtypes, prepared rows and candidate
+    lists over half the budget, a budget that would split the pass into over 20 000 tiles
+    (the folds' own searches warn of it), or an allocation that fails.
 
     Notes
     -----
@@ -153,7 +163,10 @@ def fold_lists(
         return None
     dtype = dtypes.pop()
     itemsize = 4 if dtype == xp.float32 else 8
-    prepared = n * width * itemsize
+    kk = max(min(n - s, k + candidate_margin(k)) for s in sizes)
+    # The prepared rows and every row's running lists (with a copy while a fold's are cut
+    # out and renumbered) stay within half the budget; the tiles take the other half.
+    prepared = n * width * itemsize + 2 * n * kk * (itemsize + 8)
     if 2 * prepared > working_memory:
         return None
     cap = preferred_tile_bytes(xp)
@@ -163,7 +176,8 @@ def fold_lists(
     if cap is not None:
         elements = min(elements, cap // itemsize)
     side = max(1, math.isqrt(max(1, elements)))
-    kk = max(min(n - s, k + candidate_margin(k)) for s in sizes)
+    if (n / side) ** 2 / 2 > _MANY_TILES:
+        return None
     centre = reference_centre(X) if euclid else None
     block = prep_rows(n, d, working_memory // 4 if cap is None else min(working_memory // 4, cap))
     rows, half_sq, stats, norm = _prepared(X, order, metric, centre, dtype, block)
@@ -173,8 +187,14 @@ def fold_lists(
         for f in range(len(folds))
         for b0 in range(starts[f], starts[f + 1], side)
     ]
-    with fp32_matmul(xp, device_of(X)):
-        best = _pairs(rows, half_sq, blocks, kk, side, xp)
+    try:
+        with fp32_matmul(xp, device_of(X)):
+            best = _pairs(rows, half_sq, blocks, kk, side, xp)
+    except Exception as exc:  # noqa: BLE001 - only allocation failures fall back
+        if not is_out_of_memory(exc):
+            raise
+        return None  # the folds' own searches retry with smaller tiles
+    del rows, half_sq
     # Each fold's largest prepared-row norm, rows of norm 0 (bound 0: see the module's
     # docstring) and key scale: one transfer for every fold.
     kappa = row_kappa(stats, d) if metric == "correlation" else None
@@ -198,15 +218,14 @@ def fold_lists(
         to_train = xp.asarray(local[order], device=device_of(X))
         index = index[:, :kk_f]
         index = xp.reshape(xp.take(to_train, xp.reshape(index, (-1,))), index.shape)
+        # Equal tile scores by the lower training index, as the fold's own tile pass lists
+        # them (fold order is another order): with labels, a one-label group keeps it.
+        scores, index = merge_topk(scores[:, :kk_f], index, kk_f)
         others = [g for g in range(K) if g != f]
-        pos = xp.asarray(where[tr], device=device_of(X))
-        summary = (
-            RowStats(*(None if v is None else xp.take(v, pos) for v in stats)),
-            float(tops[others].max()),
-            max(1.0, float(tops[[2 * K + g for g in others]].max())) if kappa is not None else 1.0,
-        )
-        alone = bool(tops[K + f] > 0) or summary[1] == 0.0
-        out.append(FoldSearch(centre, summary, (scores[:, :kk_f], index, alone)))
+        ref_max = float(tops[others].max())
+        key_scale = max(1.0, float(tops[[2 * K + g for g in others]].max())) if kappa is not None else 1.0
+        alone = bool(tops[K + f] > 0) or ref_max == 0.0
+        out.append(FoldSearch(centre, stats, where[tr], (ref_max, key_scale), (scores, index, alone)))
     return out
 
 

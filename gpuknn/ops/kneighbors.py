@@ -344,7 +344,9 @@ def search_validated(
 
     ``nominated``: the tile pass's lists ``(scores, index, alone)``, when the caller has them
     already (:func:`gpuknn.ops.folds.fold_lists`: every fold's lists from one pass over the
-    pairs of folds); the search then runs only its exact pass (:func:`kneighbors_keys`).
+    pairs of folds); the search then skips its tile pass (:func:`kneighbors_keys`: rows whose
+    tile bound is 0 still get one of their own, and rows the certificate cannot settle the
+    second pass).
     """
     if isinstance(ref, PreparedReference):
         ref = ref.reference
