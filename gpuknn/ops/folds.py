@@ -122,7 +122,8 @@ def fold_lists(
         ``max |X|`` (:func:`gpuknn.ops.limits.check_values`).
     working_memory : int
         Bytes (:func:`gpuknn.ops.limits.check_working_memory`): the prepared rows of X in
-        the tile dtype take at most half of it, the score tiles and their selection the rest.
+        the tile dtype and every row's candidate lists take at most half of it, the score
+        tiles and their selection the rest.
 
     Returns
     -------
@@ -206,26 +207,38 @@ def fold_lists(
     tops = np.asarray(to_numpy(xp.stack([xp.astype(t, xp.float64) for t in tops])), dtype=np.float64)
     where = np.empty(n, dtype=np.int64)
     where[order] = np.arange(n, dtype=np.int64)  # each row's position in fold order
-    out = []
+    scores = xp.concat([b[0] for b in best], axis=0) if len(best) > 1 else best[0][0]  # (n, kk), fold order
+    index = xp.concat([b[1] for b in best], axis=0) if len(best) > 1 else best[0][1]
+    del best
+    lists = []
     for f, (tr, _) in enumerate(folds):
-        mine = [b for b, blk in enumerate(blocks) if blk[0] == f]
-        scores = xp.concat([best[b][0] for b in mine], axis=0) if len(mine) > 1 else best[mine[0]][0]
-        index = xp.concat([best[b][1] for b in mine], axis=0) if len(mine) > 1 else best[mine[0]][1]
         kk_f = min(n - sizes[f], k + candidate_margin(k))
         # Positions in fold order -> the fold's training rows (never its own test rows).
         local = np.full(n, -1, dtype=np.int64)
         local[tr] = np.arange(tr.size, dtype=np.int64)
         to_train = xp.asarray(local[order], device=device_of(X))
-        index = index[:, :kk_f]
-        index = xp.reshape(xp.take(to_train, xp.reshape(index, (-1,))), index.shape)
-        # Equal tile scores by the lower training index, as the fold's own tile pass lists
-        # them (fold order is another order): with labels, a one-label group keeps it.
-        scores, index = merge_topk(scores[:, :kk_f], index, kk_f)
+        mine = index[starts[f] : starts[f + 1], :kk_f]
+        lists.append(
+            (
+                scores[starts[f] : starts[f + 1], :kk_f],
+                xp.reshape(xp.take(to_train, xp.reshape(mine, (-1,))), mine.shape),
+            )
+        )
+    # Equal tile scores by the lower training index, as the fold's own tile pass lists them
+    # (fold order is another order): with labels, a one-label group keeps it. One sort for
+    # every fold's rows where they keep as many candidates (all but tiny data).
+    if all(li[1].shape[1] == kk for li in lists):
+        s_all, i_all = merge_topk(scores, xp.concat([li[1] for li in lists], axis=0), kk)
+        lists = [(s_all[starts[f] : starts[f + 1], :], i_all[starts[f] : starts[f + 1], :]) for f in range(K)]
+    else:
+        lists = [merge_topk(s_f, i_f, i_f.shape[1]) for s_f, i_f in lists]
+    out = []
+    for f, (tr, _) in enumerate(folds):
         others = [g for g in range(K) if g != f]
         ref_max = float(tops[others].max())
         key_scale = max(1.0, float(tops[[2 * K + g for g in others]].max())) if kappa is not None else 1.0
         alone = bool(tops[K + f] > 0) or ref_max == 0.0
-        out.append(FoldSearch(centre, stats, where[tr], (ref_max, key_scale), (scores, index, alone)))
+        out.append(FoldSearch(centre, stats, where[tr], (ref_max, key_scale), (*lists[f], alone)))
     return out
 
 
