@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs gpuknn (and, as root, Debian's Fashion-MNIST package), then runs the main job:
-# the Fashion-MNIST sweep on a 10 000-image training subset (about 22-48 s on a 2-core CPU, as fast as the machine is that day).
+# the Fashion-MNIST sweep on a 10 000-image training subset (31-34 s on a 2-core CPU on 2026-11-28; such a machine's speed varies up to twofold from day to day).
 # Extra arguments go to `gpuknn sweep` (e.g. none of --subset for the full study).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -95,7 +95,7 @@ def test_sweep_on_real_fashion_mnist(tmp_path, fashion_dir, capsys):
     res = _check_outputs(out)
     assert res["n_train"] == 2000 and res["n_test"] == 10000
     assert res["test_accuracy"] > 0.75
-    assert "(k, p) sweep" in capsys.readouterr().err  # progress bars on stderr
+    assert "cross-validation" in capsys.readouterr().err  # progress bars on stderr
 
 
 @pytest.mark.parametrize(

@@ -90,20 +90,21 @@ def test_sweep_equals_single_process_and_resumes(client, data, tmp_path):
     assert _strip(dist, local["variance"]) == _strip(local)
     assert not [i for e, i in steps if e == "tile"]  # tile progress stays local
 
-    # a single-process run interrupted after the raw stage, resumed on the cluster
+    # a single-process run interrupted after its (k, p) folds and one raw fold, resumed on the cluster
     path = tmp_path / "journal.jsonl"
 
     class Stop(Exception):
         pass
 
-    def stop_at_kp(event, info):
-        if event == "stage" and info["name"] == "(k, p) sweep":
+    def stop_at_raw(event, info):
+        if event == "step" and info.get("task") == "raw":
             raise Stop
 
     with pytest.raises(Stop):
-        run_sweep(*data, config, journal=Journal(path, config_dict(config)), callback=stop_at_kp)
+        run_sweep(*data, config, journal=Journal(path, config_dict(config)), callback=stop_at_raw)
     done_before = set(Journal(path, config_dict(config), resume=True).records)
-    assert any(k.startswith("raw/") for k in done_before) and not any(k.startswith("kp/") for k in done_before)
+    assert {k.split("/")[0] for k in done_before} == {"kp", "raw"}
+    assert {k.split("fold=")[1] for k in done_before if k.startswith("raw/")} == {"0"}  # one raw fold
     jr = Journal(path, config_dict(config), resume=True)
     appended = []
     real_append = jr.append
@@ -111,7 +112,7 @@ def test_sweep_equals_single_process_and_resumes(client, data, tmp_path):
     resumed = run_sweep(*data, config, journal=jr, client=client)
     assert _strip(resumed, local["variance"]) == _strip(local)
     assert not set(appended) & done_before  # finished parts were not recomputed
-    assert {k.split("/")[0] for k in appended} == {"kp", "final"}
+    assert {k.split("/")[0] for k in appended} == {"raw", "variance", "final"}
     # the journal written from completed tasks is complete and valid: a second resume
     # recomputes nothing
     jr2 = Journal(path, config_dict(config), resume=True)
@@ -157,7 +158,7 @@ def test_a_worker_killed_mid_sweep(client, tmp_path):
     killed = []
 
     def kill_a_busy_worker(event, info):
-        if event == "step" and info["stage"] == "raw" and not killed:
+        if event == "step" and not killed:
             busy = [w for w, keys in client.processing().items() if keys]
             if busy:
                 killed.append(pids[busy[0]])

@@ -40,16 +40,16 @@ def test_interrupted_sweep_resumes_to_the_same_result(tmp_path, data):
     def stop_after_two_folds(event, info):
         if event == "step":
             seen.append(info)
-            if info["stage"] == "kp" and info["done"] == 2:
+            if [i.get("task") for i in seen].count("kp") == 2:  # the (k, p) folds go first
                 raise Stop
 
     with pytest.raises(Stop):
         run_sweep(*data, config, journal=Journal(path, config_dict(config)), callback=stop_after_two_folds)
     keys = [json.loads(line).get("key") for line in path.read_text().splitlines()[1:]]
     assert (
-        "raw/correlation/fold=2" in keys
-        and "kp/correlation/fold=1/p=20" in keys
+        "kp/correlation/fold=1/p=20" in keys
         and "kp/correlation/fold=2/p=1" not in keys
+        and not any(key.startswith(("raw/", "variance")) for key in keys)
     )
 
     computed = []
@@ -83,10 +83,12 @@ def test_pca_sees_training_folds_only(monkeypatch, data):
     run_sweep(*data, SweepConfig(**{**SMALL, "ks_raw": [1]}))
     y = data[1]
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(y, y))
-    # order: full training set (variance), one fit per fold, the final refit on all training data
-    assert len(fitted) == 2 + len(folds)
-    for (tr, _), X in zip(folds, fitted[1:-1]):
+    # order: one fit per fold (the (k, p) folds go first), the full training set (the
+    # explained variance), the final refit on all training data
+    assert len(fitted) == len(folds) + 2
+    for (tr, _), X in zip(folds, fitted[: len(folds)]):
         np.testing.assert_array_equal(X, X_train[tr])
+    np.testing.assert_array_equal(fitted[-2], X_train)
     np.testing.assert_array_equal(fitted[-1], X_train)
 
 
@@ -173,7 +175,8 @@ def test_scaling_uses_the_fold_training_part_only(monkeypatch, data):
     monkeypatch.setattr(sweep_tasks, "scaled", spy)
     run_sweep(*data, SweepConfig(**{**SMALL, "scale": "minmax", "skip_raw": True}))
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X_train, to_numpy(data[1])))
-    assert seen == [X_train.shape[0]] + [tr.size for tr, _ in folds] + [X_train.shape[0]]
+    # the (k, p) folds, the explained variance, the final refit
+    assert seen == [tr.size for tr, _ in folds] + [X_train.shape[0]] * 2
 
 
 def test_resampling_inside_training_folds_only(data):
@@ -231,7 +234,7 @@ def test_raw_sweep_shares_one_tile_pass_and_resumes_without_it(tmp_path, monkeyp
     path = tmp_path / "journal.jsonl"
 
     def stop_after_one_raw_fold(event, info):
-        if event == "step" and info["stage"] == "raw" and info["done"] == 1:
+        if event == "step" and info["task"] == "raw":  # the first raw fold (after the (k, p) folds)
             raise Stop
 
     with pytest.raises(Stop):

@@ -36,7 +36,7 @@ from .arithmetic import (
 )
 from .arrays import bincount, kth_largest, mask_counts, max_abs, order_rows, take_rows
 from .device import csr_matrix, device_scope, on_input_device
-from .precision import fp32_matmul
+from .precision import fp32_matmul, one_blas_thread
 from .tiles import add_outer, gram_accumulate, scale_columns
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "tree_sums",
     "matmul_unit_roundoff",
     "fp32_matmul",
+    "one_blas_thread",
     "symmetric_eigh",
     "take_rows",
     "kth_largest",

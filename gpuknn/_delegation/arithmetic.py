@@ -9,6 +9,7 @@ from typing import Any
 from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
 from .._backend import array_namespace, device_of
+from .precision import one_blas_thread
 
 __all__ = [
     "dot64",
@@ -333,14 +334,13 @@ def symmetric_eigh(C: Any) -> tuple[Any, Any]:
     A host LAPACK's ``syevd`` rounds the eigenvectors' last bits differently on 1 and on 2
     threads; through PCA projections and near ties that changed the (k, p) tables of a
     study run on a Dask cluster (one thread per worker) against the same study in one
-    process. On the host the solve runs on one BLAS thread (threadpoolctl, a scikit-learn
-    dependency; d = 784 costs 0.06 s on 2 threads, 0.09 s on one: docs/benchmarks.md).
-    cuSOLVER on CuPy is left as it is.
+    process. On the host the solve runs on one BLAS thread
+    (:func:`~gpuknn._delegation.precision.one_blas_thread`, safe beside other threads; d =
+    784 costs 0.06 s on 2 threads, 0.09 s on one: docs/benchmarks.md). cuSOLVER on CuPy is
+    left as it is.
     """
     xp = array_namespace(C)
     if is_cupy_namespace(xp):
         return xp.linalg.eigh(C)
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         return xp.linalg.eigh(C)

@@ -1,4 +1,6 @@
-"""Full-FP32 screening GEMMs whatever the user's TF32/bf16 matmul setting.
+"""Process-global numeric switches, scoped and counted: full-FP32 screening GEMMs whatever
+the user's TF32/bf16 matmul setting (:func:`fp32_matmul`), and one host BLAS thread
+(:func:`one_blas_thread`).
 
 A tile's certified bound grows with the GEMM's unit roundoff: under TF32 (``u = 2**-11``)
 it is so loose that no row of a Fashion-MNIST search certifies and every row goes to the
@@ -13,6 +15,19 @@ leave restores the user's setting, and no search's GEMM can run under a setting 
 the one its bound assumed. Code outside gpuknn running matmuls in another thread meanwhile
 gets FP32 where it asked for TF32 -- more precise, never less -- and a thread that changes
 the switch itself while a search runs is outside what this can guard.
+
+The host BLAS (OpenBLAS) rounds its products differently on one thread and on several --
+a LAPACK eigen-solve, and (OpenBLAS 0.3.31 on x86-64) about 2 % of a float32 GEMM's entries,
+a PCA projection's among them -- and a call made while another thread's call holds the
+BLAS threads may run on fewer. Through a PCA projection and near ties that changes a
+study's tables. :func:`one_blas_thread` runs a scope on one BLAS thread. The thread count is
+the process's, and only the main thread changes it: threadpoolctl is made for the main
+thread (its README), and a limit set or restored from another thread while the main thread
+holds one was lost (docs/benchmarks.md). So the main thread's scopes are counted (the first
+sets one thread, the last restores the count), and a scope in another thread leaves the
+count as it is: inside a run on threads (:mod:`gpuknn.model_selection.runner`) the main
+thread holds one BLAS thread for every task; a Dask worker runs on one BLAS thread by its
+nanny's default (``distributed.nanny.pre-spawn-environ``: ``OPENBLAS_NUM_THREADS=1``).
 """
 
 from __future__ import annotations
@@ -23,11 +38,42 @@ from typing import Any
 
 from array_api_compat import is_cupy_namespace, is_torch_namespace
 
-__all__ = ["fp32_matmul"]
+__all__ = ["fp32_matmul", "one_blas_thread"]
 
 _LOCK = threading.Lock()
 # (library, device type) -> [searches inside, the setting to restore]
 _HELD: dict[tuple[str, str], list] = {}
+# [the main thread's scopes inside one_blas_thread, the limiter that restores the count]
+_ONE_THREAD: list = [0, None]
+
+
+@contextmanager
+def one_blas_thread():
+    """Scope in which the host BLAS runs on one thread, entered in the main thread; in any
+    other thread it leaves the (process-wide) thread count as it is (module docstring).
+    Nested scopes are fine: the count comes back when the outermost one leaves.
+
+    Examples
+    --------
+    >>> with one_blas_thread():
+    ...     pass
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415 - a scikit-learn dependency
+
+    # Only the main thread reaches here: the count needs no lock.
+    if _ONE_THREAD[0] == 0:
+        _ONE_THREAD[1] = threadpool_limits(limits=1, user_api="blas")
+    _ONE_THREAD[0] += 1
+    try:
+        yield
+    finally:
+        _ONE_THREAD[0] -= 1
+        if _ONE_THREAD[0] == 0:
+            _ONE_THREAD[1].restore_original_limits()
+            _ONE_THREAD[1] = None
 
 
 @contextmanager

@@ -68,6 +68,17 @@ def _folds(text: str) -> int:
     return v
 
 
+def _n_jobs(text: str) -> int:
+    """``--n-jobs``: a positive int, or a negative one as scikit-learn's ``n_jobs`` (-1: every core)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or -1 (every core), got {text!r}")
+    return v
+
+
 _METRICS = ("correlation", "cosine", "euclidean", "sqeuclidean")
 
 
@@ -154,6 +165,14 @@ def add_parser(sub) -> None:
         metavar="MIB",
         help="tile budget in MiB (default: 256 MiB on CPU, half the free GPU memory)",
     )
+    p.add_argument(
+        "--n-jobs",
+        type=_n_jobs,
+        default=None,
+        metavar="N",
+        help="folds run at once on CPU threads, sharing --working-memory (default: one per core, "
+        "at most the folds; -1 every core; 1 the least memory). A GPU run takes one fold at a time",
+    )
     p.add_argument("--out", type=out_dir, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument(
         "--resume",
@@ -167,7 +186,7 @@ def add_parser(sub) -> None:
 
 
 # Settings recorded in the journal that do not change any result: not compared on --resume.
-IGNORED_ON_RESUME = ("working_memory", "device", "quiet")
+IGNORED_ON_RESUME = ("working_memory", "device", "quiet", "n_jobs")
 
 
 def _grids(args, Xtr) -> dict:
@@ -208,6 +227,10 @@ def _validate(config, Xtr, ytr) -> None:
             )
 
 
+# what the progress bar says of the cross-validation task that finished last
+_TASK_NAMES = {"kp": "(k, p) fold {fold} done", "raw": "raw fold {fold} done", "variance": "explained variance done"}
+
+
 class _Progress:
     """tqdm bars on stderr driven by the study's callback."""
 
@@ -233,6 +256,8 @@ class _Progress:
             )
         elif event == "step" and self.bar is not None:
             self.bar.n = info["done"]
+            if "task" in info:  # the cross-validation's tasks finish in any order on threads
+                self.bar.set_postfix_str(_TASK_NAMES[info["task"]].format(fold=info["fold"]), refresh=False)
             self.bar.refresh()
         elif event == "tile" and self.bar is not None:
             self.bar.set_postfix_str(f"query tile {info['done']}/{info['total']}")
@@ -282,6 +307,8 @@ def run(args) -> int:
         "device": args.device,
         "n_train": int(Xtr.shape[0]),
         "n_test": int(Xte.shape[0]),
+        # the CLI's default: a thread per core for the CPU's folds (a GPU runs one at a time)
+        "n_jobs": -1 if args.n_jobs is None else args.n_jobs,
     }
     Xtr, Xte = from_numpy(Xtr, xp), from_numpy(Xte, xp)
 
@@ -298,7 +325,17 @@ def run(args) -> int:
             progress = _Progress(args.quiet)
             t0 = time.perf_counter()
             try:
-                res = run_sweep(Xtr, ytr, Xte, yte, config, journal=journal, callback=progress, client=client)
+                res = run_sweep(
+                    Xtr,
+                    ytr,
+                    Xte,
+                    yte,
+                    config,
+                    journal=journal,
+                    callback=progress,
+                    n_jobs=settings["n_jobs"],
+                    client=client,
+                )
             finally:
                 progress.close()
             t_study = time.perf_counter() - t0

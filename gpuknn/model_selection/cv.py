@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from .._backend import array_namespace, device_of, to_numpy, validate_matrix
-from .._delegation import on_input_device, take_rows
+from .._delegation import on_input_device, one_blas_thread, take_rows
 from .._labels import encode_labels
 from .._memory import preferred_tile_bytes
 from ..errors import InvalidInputError
@@ -27,7 +28,7 @@ from ..ops.kneighbors import reference_for, search, search_validated
 from ..ops.limits import check_values, check_working_memory
 from ..ops.metricspec import resolve_metric
 from ..ops.psweep import prefix_refine
-from .runner import get_runner, task_working_memory
+from .runner import check_n_jobs, get_runner, task_working_memory
 from .splitters import StratifiedKFold
 from .sweep import check_grid, check_names, neighbors_for_p_sweep, score_votes
 
@@ -152,6 +153,32 @@ def shared_tile_passes(
     xp = array_namespace(X)
     wm = check_working_memory(working_memory, xp, device_of(X))
     return fold_lists(X, folds, resolve_metric(metric), k, magnitude=magnitude, working_memory=wm)
+
+
+def fit_project(pca: Any, X_train: Any, X_test: Any) -> tuple[Any, Any]:
+    """``(Z_train, Z_test)``: ``pca`` fitted on ``X_train`` and both parts projected -- a
+    sweep's fold -- with the host BLAS on one thread.
+
+    A host BLAS rounds about 2 % of a float32 GEMM's entries differently on one thread and
+    on two (OpenBLAS 0.3.31), and through near ties that changed (k, p) tables. On one
+    thread a sweep's projections, hence its tables, are the same whether its folds run one
+    at a time, on threads (``n_jobs``, :mod:`gpuknn.model_selection.runner`) or on a Dask
+    worker (one BLAS thread by default). Cost: the fit's and projections' GEMMs on one core,
+    a few per cent of a fold's work. A GPU's arrays are left as they are.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpuknn.decomposition import PCA
+    >>> X = np.random.default_rng(0).standard_normal((20, 4))
+    >>> [Z.shape for Z in fit_project(PCA(2), X[:15], X[15:])]
+    [(15, 2), (5, 2)]
+    """
+    from array_api_compat import is_numpy_namespace  # noqa: PLC0415
+
+    with one_blas_thread() if is_numpy_namespace(array_namespace(X_train)) else nullcontext():
+        pca.fit(X_train)
+        return pca.transform(X_train), pca.transform(X_test)
 
 
 def fold_kp_scores(
@@ -316,6 +343,7 @@ def cross_validate_k(
     weights: Sequence[str] = ("uniform",),
     scoring: Sequence[str] | dict = ("accuracy",),
     working_memory: float | None = None,
+    n_jobs: int | None = None,
     client: Any = None,
 ) -> SweepTable:
     """Cross-validated scores of kNN for every k in ``ks`` from one neighbour search per fold.
@@ -331,6 +359,11 @@ def cross_validate_k(
         (``metric``: any name :func:`gpuknn.kneighbors` takes, ``"minkowski:3"`` for
         Minkowski with p = 3)
     scoring : names (``"accuracy"``, ``"macro_f1"``) or ``{name: callable(y_true, y_pred)}``
+    n_jobs : int, optional
+        Folds searched at once on threads of this process, as scikit-learn counts them
+        (None: 1; -1: every core). NumPy arrays only (other namespaces, a GPU's included,
+        run one fold at a time); the folds share ``working_memory`` evenly
+        (:mod:`gpuknn.model_selection.runner`). The table does not depend on it.
     client : dask.distributed.Client, optional
         Run one task per fold on its cluster: X, y and the folds are scattered once to
         every worker (``broadcast=True``), each task searches and scores its fold there, and
@@ -360,6 +393,7 @@ def cross_validate_k(
     [0.95, 0.9]
     """
     metric = resolve_metric(metric)  # every neighbour metric (aliases, minkowski "minkowski:3")
+    n_jobs = check_n_jobs(n_jobs)
     xp, X, y_dev, n_classes, folds, magnitude = _prepare(X, y, cv)
     ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
     weights, scoring, names = _options(weights, scoring)
@@ -369,14 +403,15 @@ def cross_validate_k(
         options["shared"] = shared_tile_passes(
             X, folds, metric, max(ks), magnitude=magnitude, working_memory=working_memory
         )
-    rows = _run_folds(_k_fold, client, X, y_dev, folds, ks=ks, working_memory=working_memory, **options)
+    rows = _run_folds(_k_fold, client, n_jobs, X, y_dev, folds, ks=ks, working_memory=working_memory, **options)
     return SweepTable(rows, names)
 
 
-def _run_folds(task: Any, client: Any, X: Any, y_dev: Any, folds: list, **options: Any) -> list[dict]:
-    """The table rows of ``task`` run on every fold -- here, or one Dask task per fold with
-    X, y and the folds scattered once -- assembled in fold order whatever order they finish."""
-    runner = get_runner(client)
+def _run_folds(task: Any, client: Any, n_jobs: Any, X: Any, y_dev: Any, folds: list, **options: Any) -> list[dict]:
+    """The table rows of ``task`` run on every fold -- here (on ``n_jobs`` threads), or one
+    Dask task per fold with X, y and the folds scattered once -- assembled in fold order
+    whatever order they finish."""
+    runner = get_runner(client, n_jobs=n_jobs, xp=array_namespace(X))
     options["working_memory"] = task_working_memory(runner, options["working_memory"])
     shared = runner.share(X=X, y=y_dev, folds=folds)
     by_fold = dict(runner.run(task, [(f, {"f": f, **options}) for f in range(len(folds))], shared))
@@ -420,6 +455,7 @@ def cross_validate_kp(
     pca_solver: str = "eigh",
     random_state: Any = None,
     working_memory: float | None = None,
+    n_jobs: int | None = None,
     client: Any = None,
 ) -> SweepTable:
     """Cross-validated scores for every (p, k): PCA to p components, then kNN.
@@ -428,17 +464,21 @@ def cross_validate_kp(
     components; every p comes from that one projection (:func:`neighbors_for_p_sweep`).
     Returns a :class:`SweepTable` with one row per (fold, p, weights, k). Equals refitting
     PCA(p) + kNN for every (p, k) (tested). See :func:`cross_validate_k` for the options
-    (``client``: one Dask task per fold, the PCA fitted inside it). The p-sweep accumulates
+    (``n_jobs``: folds on threads; ``client``: one Dask task per fold, the PCA fitted
+    inside it). The p-sweep accumulates
     inner products: it serves the inner-product metrics only (others are refused here).
     """
     check_metric(metric)
+    n_jobs = check_n_jobs(n_jobs)
     xp, X, y_dev, n_classes, folds, _ = _prepare(X, y, cv)
     ks = check_grid(ks, name="k", argument="ks", upper=min(tr.size for tr, _ in folds))
     ps = check_grid(ps, name="p", argument="ps", upper=min(X.shape[1], min(tr.size for tr, _ in folds)))
     weights, scoring, names = _options(weights, scoring)
     options = {"n_classes": n_classes, "metric": metric, "weights": weights, "scoring": scoring}
     pca = {"pca_solver": pca_solver, "random_state": random_state}
-    rows = _run_folds(_kp_fold, client, X, y_dev, folds, ks=ks, ps=ps, working_memory=working_memory, **options, **pca)
+    rows = _run_folds(
+        _kp_fold, client, n_jobs, X, y_dev, folds, ks=ks, ps=ps, working_memory=working_memory, **options, **pca
+    )
     return SweepTable(rows, names)
 
 
@@ -448,11 +488,12 @@ def _kp_fold(X, y, folds, f, ks, ps, n_classes, metric, weights, scoring, pca_so
 
     tr, te = folds[f]
     Xtr, Xte = take_rows(X, tr), take_rows(X, te)
-    pca = PCA(max(ps), solver=pca_solver, random_state=random_state).fit(Xtr)
+    Ztr, Zte = fit_project(PCA(max(ps), solver=pca_solver, random_state=random_state), Xtr, Xte)
+    del Xtr, Xte
     per_p = fold_kp_scores(
-        pca.transform(Xtr),
+        Ztr,
         take_rows(y, tr),
-        pca.transform(Xte),
+        Zte,
         take_rows(y, te),
         ks,
         ps,

@@ -31,7 +31,7 @@ from ..neighbors import KNeighborsClassifier
 from ..ops.distance import check_metric
 from ..ops.limits import check_values
 from ..ops.metricspec import resolve_metric
-from .cv import check_folds, fold_k_scores, fold_kp_scores, shared_tile_passes
+from .cv import check_folds, fit_project, fold_k_scores, fold_kp_scores, shared_tile_passes
 
 __all__ = ["KNeighborsClassifierCV", "PCAKNeighborsClassifierCV"]
 
@@ -413,8 +413,7 @@ class PCAKNeighborsClassifierCV(_SearchCV):
         def fold_scores(f: int) -> dict:
             tr, te = folds[f]
             Xtr, ytr, Xte, yte = take_rows(X, tr), take_rows(y_dev, tr), take_rows(X, te), take_rows(y_dev, te)
-            pca = PCA(p_sorted[-1], random_state=self.random_state).fit(Xtr)
-            Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
+            Ztr, Zte = fit_project(PCA(p_sorted[-1], random_state=self.random_state), Xtr, Xte)
             del Xtr, Xte  # the fold's copies of X are not needed past the projection
             out = {}
             for m in metrics:

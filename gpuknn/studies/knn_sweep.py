@@ -29,13 +29,13 @@ from .._backend import array_namespace, device_of, from_numpy, input_device, val
 from ..errors import InvalidInputError
 from ..model_selection.cv import shared_tile_passes
 from ..model_selection.journal import Journal
-from ..model_selection.runner import get_runner, task_working_memory
+from ..model_selection.runner import check_n_jobs, get_runner, task_working_memory
 from ..model_selection.splitters import StratifiedKFold
 from ..model_selection.sweep import check_grid
 from ..ops.distance import check_metric
 from ..ops.limits import check_values
 from .sweep_tables import MemoryJournal, aggregate, choose, host_labels
-from .sweep_tasks import final_task, kp_task, raw_task, sampler, variance_task
+from .sweep_tasks import final_task, sampler, stage_task
 
 __all__ = [
     "SweepConfig",
@@ -156,6 +156,7 @@ def run_sweep(
     *,
     journal: Journal | None = None,
     callback: Callback | None = None,
+    n_jobs: int | None = None,
     client: Any = None,
 ) -> dict[str, Any]:
     """Run the whole study; returns a JSON-serialisable dict of every number.
@@ -167,8 +168,17 @@ def run_sweep(
     journal : Journal, optional
         Finished parts found there are reused; new ones are appended as they finish.
     callback : callable(event, info), optional
-        Events: ``"stage"`` ({name, total}), ``"step"`` ({stage, done}), ``"tile"``
-        (single-process only).
+        Events: ``"stage"`` ({name, total}): ``"cross-validation"`` (its tasks: the (k, p)
+        sweep per fold, the raw k sweep per fold, the explained variance, finishing in any
+        order on threads or a cluster), then ``"final fit and test"``; ``"step"`` ({stage,
+        done}, and in the cross-validation ``task`` -- ``"kp"``, ``"raw"``, ``"variance"`` --
+        and ``fold``); ``"tile"`` (one task at a time only).
+    n_jobs : int, optional
+        Tasks (folds) run at once on threads of this process, as scikit-learn counts them
+        (None: 1; -1: every core): NumPy arrays only -- other namespaces, a GPU's included,
+        run one task at a time. The tasks share ``config.working_memory`` (or the 256 MiB
+        default) evenly, and finish in any order (journalled as they do); the result does
+        not depend on it (:mod:`gpuknn.model_selection.runner`).
     client : dask.distributed.Client, optional
         Run the study's tasks on its cluster (:mod:`gpuknn.studies.sweep_tasks`): the
         training data, class codes and folds are scattered once to every worker; one task
@@ -195,6 +205,7 @@ def run_sweep(
     """
     cb = callback or _noop
     metrics = check_config(config)
+    n_jobs = check_n_jobs(n_jobs)
     xp = array_namespace(X_train, X_test)
     # host matrices (lists, DataFrames) join the array one's device: xp's default may differ
     dev = input_device([X_train, X_test])
@@ -218,14 +229,16 @@ def run_sweep(
     ks = check_grid(config.ks, name="k", upper=min_train)
     ps = check_grid(config.ps, name="p", upper=min(X_train.shape[1], min_train))
     y_dev = from_numpy(ytr, xp, device=device_of(X_train))  # the class codes go where X_train is
-    runner = get_runner(client)
-    # on a cluster the tasks get a working_memory resolved here (the journal keeps config's)
+    runner = get_runner(client, n_jobs=n_jobs, xp=xp)
+    # on a cluster or on threads the tasks get a working_memory resolved here (their share
+    # of it on threads; the journal keeps config's)
     task_config = replace(config, working_memory=task_working_memory(runner, config.working_memory))
     # the training data, class codes and folds go to the workers once, for every stage
     shared = runner.share(X_train=X_train, y_dev=y_dev, folds=folds)
     common = {"n_classes": n_classes, "config": task_config}
-    # a tile callback cannot cross to another process: tile progress is local only
-    on_tile = None if runner.distributed else (lambda d, t: cb("tile", {"done": d, "total": t}))
+    # a tile callback cannot cross to another process, and the tiles of folds on several
+    # threads would mix in one count: tile progress is for one task at a time only
+    on_tile = None if runner.distributed or runner.n_jobs > 1 else (lambda d, t: cb("tile", {"done": d, "total": t}))
 
     out: dict[str, Any] = {
         "classes": classes.tolist(),
@@ -235,51 +248,46 @@ def run_sweep(
         "metrics": metrics,
         "per_metric": {m: {} for m in metrics},
     }
-    if not config.skip_raw:
-        cb("stage", {"name": "k sweep (raw features)", "total": len(folds) * len(metrics)})
-        done = sum(jr.get(f"raw/{m}/fold={f}") is not None for f in range(len(folds)) for m in metrics)
-        passes = _shared_passes(X_train, folds, metrics, ks_raw, config, jr, runner, xp)
-        jobs = []
-        for f in range(len(folds)):
-            todo = [m for m in metrics if jr.get(f"raw/{m}/fold={f}") is None]
-            if todo:  # one task per fold, for the metrics still to do (data prepared once)
-                jobs.append((f, {"f": f, "metrics": todo, "ks": ks_raw, "shared": passes, **common}))
-        for f, records in runner.run(raw_task, jobs, shared):
-            for m, record in records.items():  # journalled the moment the task finishes
-                jr.append(f"raw/{m}/fold={f}", record)
-            done += len(records)
-            cb("step", {"stage": "raw", "done": done})
-        for m in metrics:
-            out["per_metric"][m]["raw"] = aggregate(
-                [jr.get(f"raw/{m}/fold={f}")["scores"] for f in range(len(folds))], ks_raw, config.scoring
-            )
-
-    cb("stage", {"name": "explained variance", "total": 1})
-    if jr.get("variance") is None:
-        for _, record in runner.run(
-            variance_task, [("variance", {"config": task_config})], {"X_train": shared["X_train"]}
-        ):
-            jr.append("variance", record)
-    out["variance"] = {k: v for k, v in jr.get("variance").items() if k.startswith("explained")}
-    cb("step", {"stage": "variance", "done": 1})
-
-    cb("stage", {"name": "(k, p) sweep", "total": len(folds)})
+    # The cross-validation's tasks -- the (k, p) sweep per fold, the raw k sweep per fold,
+    # the explained variance -- go to the runner together, the long ones first: on threads
+    # or a cluster the short ones then fill the time the last long ones leave (run stage by
+    # stage, each stage's last round would run alone while the other workers wait).
+    jobs: list = []
     missing = {
         f: [m for m in metrics if any(jr.get(f"kp/{m}/fold={f}/p={p}") is None for p in ps)] for f in range(len(folds))
     }
-    done = sum(not todo for todo in missing.values())
-    jobs = [
-        (f, {"f": f, "metrics": todo, "ks": ks, "ps": ps, "on_tile": on_tile, **common})
-        for f, todo in missing.items()
-        if todo
-    ]
-    for f, per_metric in runner.run(kp_task, jobs, shared):
-        for m, per_p in per_metric.items():
+    for f, todo in missing.items():
+        if todo:
+            jobs.append((("kp", f), {"stage": "kp", "f": f, "metrics": todo, "ks": ks, "ps": ps, "on_tile": on_tile}))
+    if not config.skip_raw:
+        passes = _shared_passes(X_train, folds, metrics, ks_raw, config, jr, runner, xp)
+        for f in range(len(folds)):
+            todo = [m for m in metrics if jr.get(f"raw/{m}/fold={f}") is None]
+            if todo:  # one task per fold, for the metrics still to do (data prepared once)
+                jobs.append((("raw", f), {"stage": "raw", "f": f, "metrics": todo, "ks": ks_raw, "shared": passes}))
+    if jr.get("variance") is None:
+        jobs.append((("variance", None), {"stage": "variance"}))
+    total = len(folds) * (1 if config.skip_raw else 2) + 1
+    done = total - len(jobs)
+    cb("stage", {"name": "cross-validation", "total": total})
+    for (stage, f), records in runner.run(stage_task, [(key, {**kw, **common}) for key, kw in jobs], shared):
+        # journalled the moment the task finishes
+        if stage == "variance":
+            jr.append("variance", records)
+        for m, record in records.items() if stage == "raw" else ():
+            jr.append(f"raw/{m}/fold={f}", record)
+        for m, per_p in records.items() if stage == "kp" else ():
             for p, record in per_p.items():
                 if jr.get(f"kp/{m}/fold={f}/p={p}") is None:
                     jr.append(f"kp/{m}/fold={f}/p={p}", record)
         done += 1
-        cb("step", {"stage": "kp", "done": done})
+        cb("step", {"stage": "cross-validation", "done": done, "task": stage, "fold": f})
+    if not config.skip_raw:
+        for m in metrics:
+            out["per_metric"][m]["raw"] = aggregate(
+                [jr.get(f"raw/{m}/fold={f}")["scores"] for f in range(len(folds))], ks_raw, config.scoring
+            )
+    out["variance"] = {k: v for k, v in jr.get("variance").items() if k.startswith("explained")}
     for m in metrics:
         heat = {
             p: aggregate([jr.get(f"kp/{m}/fold={f}/p={p}")["scores"] for f in range(len(folds))], ks, config.scoring)

@@ -20,12 +20,12 @@ from .._backend import array_namespace, to_numpy
 from .._delegation import take_rows
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score, balanced_accuracy_score, confusion_matrix, f1_score
-from ..model_selection.cv import fold_k_scores, fold_kp_scores
+from ..model_selection.cv import fit_project, fold_k_scores, fold_kp_scores
 from ..ops.kneighbors import search
 from ..ops.votes import votes_for_many_k
 from .sweep_tables import lists
 
-__all__ = ["raw_task", "variance_task", "kp_task", "final_task", "sampler", "scaled"]
+__all__ = ["raw_task", "variance_task", "kp_task", "stage_task", "final_task", "sampler", "scaled"]
 
 
 def raw_task(X_train, y_dev, folds, *, f, metrics, ks, n_classes, config, shared=None) -> dict[str, dict]:
@@ -73,8 +73,7 @@ def kp_task(X_train, y_dev, folds, *, f, metrics, ks, ps, n_classes, config, on_
     from that one projection, for each metric: ``{metric: {p: journal record}}``."""
     t0 = time.perf_counter()
     Xtr, ytr_f, Xte, yte_f = _fold_data(X_train, y_dev, folds[f], config)
-    pca = _pca(max(ps), config).fit(Xtr)  # training part of the fold only: no leakage
-    Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
+    Ztr, Zte = fit_project(_pca(max(ps), config), Xtr, Xte)  # fitted on the training part only: no leakage
     del Xtr, Xte
     per_metric = {}
     for m in metrics:
@@ -99,6 +98,16 @@ def kp_task(X_train, y_dev, folds, *, f, metrics, ks, ps, n_classes, config, on_
     }
 
 
+def stage_task(X_train, y_dev, folds, *, stage: str, config, n_classes: int, **options) -> dict:
+    """One cross-validation task of any stage -- ``stage`` ``"raw"`` (:func:`raw_task`),
+    ``"variance"`` (:func:`variance_task`) or ``"kp"`` (:func:`kp_task`) -- so that the
+    stages' tasks go to a runner together."""
+    if stage == "variance":
+        return variance_task(X_train, config=config)
+    task = raw_task if stage == "raw" else kp_task
+    return task(X_train, y_dev, folds, config=config, n_classes=n_classes, **options)
+
+
 def final_task(X_train, y_dev, X_test, y_test, *, best, n_classes, config) -> dict:
     """The chosen setting refitted on the whole training set and scored once on the test
     set (``y_test``: class codes on the host): its journal record."""
@@ -107,8 +116,7 @@ def final_task(X_train, y_dev, X_test, y_test, *, best, n_classes, config) -> di
     xp = array_namespace(X_train)
     Xtr, Xte = scaled(X_train, X_test, config.scale, xp)
     Xtr, ytr = _resampled(Xtr, y_dev, config)
-    pca = _pca(best["p"], config).fit(Xtr)
-    Ztr, Zte = pca.transform(Xtr), pca.transform(Xte)
+    Ztr, Zte = fit_project(_pca(best["p"], config), Xtr, Xte)
     nb = search(Zte, Ztr, best["k"], metric=best["metric"], working_memory=config.working_memory)
     i = nb.indices
     lab = xp.reshape(xp.take(ytr, xp.reshape(i, (-1,))), i.shape)
