@@ -166,7 +166,7 @@ def test_projections_on_threads_have_the_bits_of_one_at_a_time():
 
 
 def test_n_jobs_is_read_as_scikit_learn_reads_it():
-    assert check_n_jobs(None) == 1 and check_n_jobs(3) == 3
+    assert check_n_jobs(None) == 1 and check_n_jobs(3) == 3 and check_n_jobs(np.int64(2)) == 2
     assert check_n_jobs(-1) == (os.cpu_count() or 1)
     assert check_n_jobs(-10_000) == 1
     for bad in (0, 1.5, True, "2"):
@@ -241,7 +241,40 @@ def test_sweep_on_threads_is_one_answer_and_resumes(data, tmp_path):
     jr = Journal(path, config_dict(config), resume=True)
     kp_done = {key.split("/")[2] for key in jr.records if key.startswith("kp/")}
     assert len(kp_done) == 1  # one fold's record made it before the interrupt
-    assert _strip(run_sweep(*data, config, journal=jr, n_jobs=2)) == alone
+    events = []
+    assert _strip(run_sweep(*data, config, journal=jr, n_jobs=2, callback=lambda e, i: events.append((e, i)))) == alone
+    # the progress of the resumed run counts the journalled task from the start
+    assert events[:2] == [
+        ("stage", {"name": "cross-validation", "total": 2 * config.folds + 1}),
+        ("step", {"stage": "cross-validation", "done": 1}),
+    ]
+
+
+def test_float_data_give_the_same_study_on_threads_and_alone():
+    # Standard-scaled rows: the covariance's and projections' GEMMs round by the BLAS
+    # thread count here (unlike integer pixels, whose covariance is exact), so this fails
+    # unless every PCA of the study (folds, explained variance, final) runs on one thread.
+    rng = np.random.default_rng(3)
+    y = rng.permutation(np.repeat(np.arange(4), 300))
+    X = (rng.normal(size=(1200, 64)) + y[:, None] * rng.normal(size=64)).astype(np.float32)
+    config = SweepConfig(ks=[1, 3, 5], ps=[2, 8, 32], folds=3, seed=1, scale="standard", skip_raw=True)
+    data = (X[:1000], y[:1000], X[1000:], y[1000:])
+    assert _strip(run_sweep(*data, config, n_jobs=2)) == _strip(run_sweep(*data, config))
+
+
+def test_tasks_that_finish_beside_a_failing_one_are_yielded_before_the_error():
+    def task(i):
+        if i == 1:
+            raise ValueError("task 1 failed")
+        time.sleep(0.3)  # still running when task 1 fails
+        return i
+
+    got = []
+    with pytest.raises(ValueError, match="task 1 failed"):
+        for key, value in LocalRunner(n_jobs=2).run(task, [(i, {"i": i}) for i in range(2)], {}):
+            got.append((key, value))
+    assert got == [(0, 0)]  # the caller journals it: a resume does not redo it
+    assert _blas_threads() == _blas_threads_before
 
 
 def test_cli_n_jobs(tmp_path):

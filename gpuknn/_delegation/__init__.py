@@ -36,7 +36,7 @@ from .arithmetic import (
 )
 from .arrays import bincount, kth_largest, mask_counts, max_abs, order_rows, take_rows
 from .device import csr_matrix, device_scope, on_input_device
-from .precision import fp32_matmul, one_blas_thread
+from .precision import fp32_matmul, one_blas_thread, one_blas_thread_for
 from .tiles import add_outer, gram_accumulate, scale_columns
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "matmul_unit_roundoff",
     "fp32_matmul",
     "one_blas_thread",
+    "one_blas_thread_for",
     "symmetric_eigh",
     "take_rows",
     "kth_largest",

@@ -334,10 +334,11 @@ def symmetric_eigh(C: Any) -> tuple[Any, Any]:
     A host LAPACK's ``syevd`` rounds the eigenvectors' last bits differently on 1 and on 2
     threads; through PCA projections and near ties that changed the (k, p) tables of a
     study run on a Dask cluster (one thread per worker) against the same study in one
-    process. On the host the solve runs on one BLAS thread
-    (:func:`~gpuknn._delegation.precision.one_blas_thread`, safe beside other threads; d =
-    784 costs 0.06 s on 2 threads, 0.09 s on one: docs/benchmarks.md). cuSOLVER on CuPy is
-    left as it is.
+    process. On the host, called from the main thread, the solve runs on one BLAS thread
+    (:func:`~gpuknn._delegation.precision.one_blas_thread`; d = 784 costs 0.06 s on 2
+    threads, 0.09 s on one: docs/benchmarks.md); from another thread it runs on the
+    process's count (a Dask worker's nanny sets one; a threaded run of gpuknn's holds one
+    from the main thread). cuSOLVER on CuPy is left as it is.
     """
     xp = array_namespace(C)
     if is_cupy_namespace(xp):

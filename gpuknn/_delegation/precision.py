@@ -33,12 +33,12 @@ nanny's default (``distributed.nanny.pre-spawn-environ``: ``OPENBLAS_NUM_THREADS
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from array_api_compat import is_cupy_namespace, is_torch_namespace
 
-__all__ = ["fp32_matmul", "one_blas_thread"]
+__all__ = ["fp32_matmul", "one_blas_thread", "one_blas_thread_for"]
 
 _LOCK = threading.Lock()
 # (library, device type) -> [searches inside, the setting to restore]
@@ -74,6 +74,23 @@ def one_blas_thread():
         if _ONE_THREAD[0] == 0:
             _ONE_THREAD[1].restore_original_limits()
             _ONE_THREAD[1] = None
+
+
+def one_blas_thread_for(X: Any) -> Any:
+    """:func:`one_blas_thread` for host (NumPy) arrays X; a scope that does nothing for
+    others (a GPU's libraries, and torch's own thread pool, are not the host BLAS).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> with one_blas_thread_for(np.ones(3)):
+    ...     pass
+    """
+    from array_api_compat import is_numpy_namespace  # noqa: PLC0415
+
+    from .._backend import array_namespace  # noqa: PLC0415
+
+    return one_blas_thread() if is_numpy_namespace(array_namespace(X)) else nullcontext()
 
 
 @contextmanager

@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import os
 import sys
+import threading
 
 from ..errors import CorruptDataError, DataNotFoundError, GpuknnError, InvalidInputError, RunDirError
 
@@ -121,5 +123,21 @@ def _error(args, exc: BaseException) -> None:
     print(f"gpuknn {args.command}: error: {exc}", file=sys.stderr)
 
 
+def console_main() -> None:
+    """The ``gpuknn`` command (and ``python -m gpuknn``): exits with :func:`main`'s code.
+
+    An interrupt returns from a run on threads at once, while the folds it was running go on
+    in daemon threads (their results dropped; every finished one is in the journal, written
+    and synced as it came). Python's finalisation would then unload the BLAS under a thread
+    still inside a GEMM, so the process ends at once instead, its output flushed.
+    """
+    code = main()
+    if code == 130 and any(t.name.startswith("gpuknn-task-") and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console_main()

@@ -170,8 +170,8 @@ def add_parser(sub) -> None:
         type=_n_jobs,
         default=None,
         metavar="N",
-        help="folds run at once on CPU threads, sharing --working-memory (default: one per core, "
-        "at most the folds; -1 every core; 1 the least memory). A GPU run takes one fold at a time",
+        help="CV tasks (folds) run at once on CPU threads, sharing --working-memory (default: one "
+        "per core, at most the tasks; -1 every core; 1 the least memory). A GPU run takes one at a time",
     )
     p.add_argument("--out", type=out_dir, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument(

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from .._backend import array_namespace, device_of, to_numpy, validate_matrix
-from .._delegation import on_input_device, one_blas_thread, take_rows
+from .._delegation import on_input_device, one_blas_thread_for, take_rows
 from .._labels import encode_labels
 from .._memory import preferred_tile_bytes
 from ..errors import InvalidInputError
@@ -163,8 +162,11 @@ def fit_project(pca: Any, X_train: Any, X_test: Any) -> tuple[Any, Any]:
     on two (OpenBLAS 0.3.31), and through near ties that changed (k, p) tables. On one
     thread a sweep's projections, hence its tables, are the same whether its folds run one
     at a time, on threads (``n_jobs``, :mod:`gpuknn.model_selection.runner`) or on a Dask
-    worker (one BLAS thread by default). Cost: the fit's and projections' GEMMs on one core,
-    a few per cent of a fold's work. A GPU's arrays are left as they are.
+    worker (one BLAS thread by default). The scope is the main thread's
+    (:func:`~gpuknn._delegation.precision.one_blas_thread`): called from another thread
+    outside such a run, the fold runs on the process's BLAS thread count. Cost: the fit's
+    and projections' GEMMs on one core, a few per cent of a fold's work. A GPU's arrays are
+    left as they are.
 
     Examples
     --------
@@ -174,9 +176,7 @@ def fit_project(pca: Any, X_train: Any, X_test: Any) -> tuple[Any, Any]:
     >>> [Z.shape for Z in fit_project(PCA(2), X[:15], X[15:])]
     [(15, 2), (5, 2)]
     """
-    from array_api_compat import is_numpy_namespace  # noqa: PLC0415
-
-    with one_blas_thread() if is_numpy_namespace(array_namespace(X_train)) else nullcontext():
+    with one_blas_thread_for(X_train):
         pca.fit(X_train)
         return pca.transform(X_train), pca.transform(X_test)
 
@@ -411,7 +411,7 @@ def _run_folds(task: Any, client: Any, n_jobs: Any, X: Any, y_dev: Any, folds: l
     """The table rows of ``task`` run on every fold -- here (on ``n_jobs`` threads), or one
     Dask task per fold with X, y and the folds scattered once -- assembled in fold order
     whatever order they finish."""
-    runner = get_runner(client, n_jobs=n_jobs, xp=array_namespace(X))
+    runner = get_runner(client, n_jobs=n_jobs, xp=array_namespace(X), tasks=len(folds))
     options["working_memory"] = task_working_memory(runner, options["working_memory"])
     shared = runner.share(X=X, y=y_dev, folds=folds)
     by_fold = dict(runner.run(task, [(f, {"f": f, **options}) for f in range(len(folds))], shared))

@@ -19,6 +19,7 @@ queue one thread keeps full; tasks on its arrays run one after another whatever
 
 from __future__ import annotations
 
+import numbers
 import os
 import queue
 import threading
@@ -48,9 +49,9 @@ class LocalRunner:
     Threads are started from the main thread only (elsewhere the tasks run one at a time,
     in order): it alone sets the tasks' one BLAS thread
     (:func:`gpuknn._delegation.precision.one_blas_thread`). On threads, results come in
-    completion order. A task that raises stops the run: no
-    further task starts, the ones running are waited for (at most ``n_jobs - 1`` tasks'
-    time) and the exception is raised here. A caller that stops early -- an interrupt
+    completion order. A task that raises stops the run: no further task starts, the ones
+    running are waited for (at most ``n_jobs - 1`` tasks' time), those that finished are
+    yielded, and then the exception is raised here. A caller that stops early -- an interrupt
     (Ctrl-C), a ``break``, a closed generator -- returns at once: no further task starts,
     the running ones end in the background (on the process's own BLAS thread count again)
     and their results are dropped.
@@ -110,28 +111,31 @@ def _on_threads(fn: Callable[..., Any], jobs: list[Job], shared: dict, n: int) -
     # a BLAS call made while another thread's holds the BLAS threads may run on fewer of
     # them and round differently (gpuknn._delegation.precision). A sweep's projections run
     # on one thread when its folds go one at a time too (cv.fit_project): the same tables.
-    scope = one_blas_thread()
-    scope.__enter__()
-    for t in threads:
-        t.start()
-    try:
-        for _ in jobs:
-            # A timed wait: the caller's thread stays responsive to Ctrl-C on every platform.
-            while True:
-                try:
-                    key, result, exc = done.get(timeout=0.2)
-                    break
-                except queue.Empty:
-                    continue
-            if exc is not None:
-                stop.set()
-                for t in threads:  # the running tasks end before the error is raised
-                    t.join()
-                raise exc
-            yield key, result
-    finally:
-        stop.set()
-        scope.__exit__(None, None, None)
+    with one_blas_thread():
+        try:
+            for t in threads:
+                t.start()
+            for _ in jobs:
+                # A timed wait: the caller's thread stays responsive to Ctrl-C on every platform.
+                while True:
+                    try:
+                        key, result, exc = done.get(timeout=0.2)
+                        break
+                    except queue.Empty:
+                        continue
+                if exc is not None:
+                    stop.set()
+                    for t in threads:  # the running tasks end before the error is raised
+                        t.join()
+                    # the tasks that finished meanwhile are the caller's to keep (journal)
+                    while not done.empty():
+                        other_key, other, other_exc = done.get_nowait()
+                        if other_exc is None:
+                            yield other_key, other
+                    raise exc
+                yield key, result
+        finally:
+            stop.set()
 
 
 def check_n_jobs(n_jobs: Any) -> int:
@@ -145,18 +149,19 @@ def check_n_jobs(n_jobs: Any) -> int:
     """
     if n_jobs is None:
         return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
         raise InvalidInputError(
             f"n_jobs must be None, a positive int or a negative one (-1: every core), got {n_jobs!r}"
         )
     if n_jobs > 0:
-        return n_jobs
-    return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+        return int(n_jobs)
+    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
 
 
-def get_runner(client: Any, *, n_jobs: Any = None, xp: Any = None) -> Any:
-    """:class:`LocalRunner` for ``client=None`` -- on :func:`check_n_jobs` threads when the
-    arrays (namespace ``xp``) are NumPy's, else one task at a time -- or a
+def get_runner(client: Any, *, n_jobs: Any = None, xp: Any = None, tasks: int | None = None) -> Any:
+    """:class:`LocalRunner` for ``client=None`` -- on :func:`check_n_jobs` threads, at most
+    ``tasks`` (the most tasks the caller will run at once), when the arrays (namespace
+    ``xp``) are NumPy's, else one task at a time -- or a
     :class:`gpuknn.distributed.runner.DaskRunner` on the ``distributed.Client`` (which
     schedules its own workers; ``n_jobs`` is checked and not used)."""
     jobs = check_n_jobs(n_jobs)
@@ -166,6 +171,8 @@ def get_runner(client: Any, *, n_jobs: Any = None, xp: Any = None) -> Any:
         # Threads need the main thread: it alone sets the tasks' one BLAS thread
         # (gpuknn._delegation.precision); called from another thread, one task at a time.
         main = threading.current_thread() is threading.main_thread()
+        if tasks is not None:
+            jobs = max(1, min(jobs, tasks))  # no idle threads, no budget shares for them
         return LocalRunner(n_jobs=jobs if main and xp is not None and is_numpy_namespace(xp) else 1)
     from ..distributed.runner import DaskRunner  # noqa: PLC0415 - Dask only when asked for
 

@@ -229,7 +229,8 @@ def run_sweep(
     ks = check_grid(config.ks, name="k", upper=min_train)
     ps = check_grid(config.ps, name="p", upper=min(X_train.shape[1], min_train))
     y_dev = from_numpy(ytr, xp, device=device_of(X_train))  # the class codes go where X_train is
-    runner = get_runner(client, n_jobs=n_jobs, xp=xp)
+    # the cross-validation's tasks: a (k, p) and a raw one per fold, and the variance
+    runner = get_runner(client, n_jobs=n_jobs, xp=xp, tasks=len(folds) * (1 if config.skip_raw else 2) + 1)
     # on a cluster or on threads the tasks get a working_memory resolved here (their share
     # of it on threads; the journal keeps config's)
     task_config = replace(config, working_memory=task_working_memory(runner, config.working_memory))
@@ -270,6 +271,8 @@ def run_sweep(
     total = len(folds) * (1 if config.skip_raw else 2) + 1
     done = total - len(jobs)
     cb("stage", {"name": "cross-validation", "total": total})
+    if done:  # resumed: the tasks journalled before count from the start
+        cb("step", {"stage": "cross-validation", "done": done})
     for (stage, f), records in runner.run(stage_task, [(key, {**kw, **common}) for key, kw in jobs], shared):
         # journalled the moment the task finishes
         if stage == "variance":
@@ -311,7 +314,9 @@ def run_sweep(
     if jr.get("final") is None:
         final_shared = {**shared, **runner.share(X_test=X_test, y_test=yte)}
         del final_shared["folds"]
-        job = ("final", {"best": best, **common})
+        # it runs alone: the whole budget (resolved on the client for a cluster's worker)
+        final_config = task_config if runner.distributed else config
+        job = ("final", {"best": best, "n_classes": n_classes, "config": final_config})
         for _, record in runner.run(final_task, [job], final_shared):
             jr.append("final", record)
     test = {k: v for k, v in jr.get("final").items() if k not in ("key", "checksum")}

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import array_namespace, to_numpy
-from .._delegation import take_rows
+from .._delegation import one_blas_thread_for, take_rows
 from ..errors import InvalidInputError
 from ..metrics import accuracy_score, balanced_accuracy_score, confusion_matrix, f1_score
 from ..model_selection.cv import fit_project, fold_k_scores, fold_kp_scores
@@ -60,7 +60,10 @@ def variance_task(X_train, *, config) -> dict:
     t0 = time.perf_counter()
     xp = array_namespace(X_train)
     Xs, _ = scaled(X_train, None, config.scale, xp)
-    pca = _pca(min(X_train.shape), config).fit(Xs)  # the whole spectrum
+    # one BLAS thread, as every fold's PCA (model_selection.cv.fit_project): the same
+    # spectrum whether the tasks run one at a time or on threads
+    with one_blas_thread_for(Xs):
+        pca = _pca(min(X_train.shape), config).fit(Xs)  # the whole spectrum
     return {
         "explained_variance": to_numpy(pca.explained_variance_).tolist(),
         "explained_variance_ratio": to_numpy(pca.explained_variance_ratio_).tolist(),
