@@ -36,7 +36,9 @@ import threading
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from array_api_compat import is_cupy_namespace, is_torch_namespace
+from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
+
+from .._backend import array_namespace
 
 __all__ = ["fp32_matmul", "one_blas_thread", "one_blas_thread_for"]
 
@@ -86,10 +88,6 @@ def one_blas_thread_for(X: Any) -> Any:
     >>> with one_blas_thread_for(np.ones(3)):
     ...     pass
     """
-    from array_api_compat import is_numpy_namespace  # noqa: PLC0415
-
-    from .._backend import array_namespace  # noqa: PLC0415
-
     return one_blas_thread() if is_numpy_namespace(array_namespace(X)) else nullcontext()
 
 

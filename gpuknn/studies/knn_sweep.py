@@ -230,7 +230,8 @@ def run_sweep(
     ps = check_grid(config.ps, name="p", upper=min(X_train.shape[1], min_train))
     y_dev = from_numpy(ytr, xp, device=device_of(X_train))  # the class codes go where X_train is
     # the cross-validation's tasks: a (k, p) and a raw one per fold, and the variance
-    runner = get_runner(client, n_jobs=n_jobs, xp=xp, tasks=len(folds) * (1 if config.skip_raw else 2) + 1)
+    total = len(folds) * (1 if config.skip_raw else 2) + 1
+    runner = get_runner(client, n_jobs=n_jobs, xp=xp, tasks=total)
     # on a cluster or on threads the tasks get a working_memory resolved here (their share
     # of it on threads; the journal keeps config's)
     task_config = replace(config, working_memory=task_working_memory(runner, config.working_memory))
@@ -268,7 +269,6 @@ def run_sweep(
                 jobs.append((("raw", f), {"stage": "raw", "f": f, "metrics": todo, "ks": ks_raw, "shared": passes}))
     if jr.get("variance") is None:
         jobs.append((("variance", None), {"stage": "variance"}))
-    total = len(folds) * (1 if config.skip_raw else 2) + 1
     done = total - len(jobs)
     cb("stage", {"name": "cross-validation", "total": total})
     if done:  # resumed: the tasks journalled before count from the start
